@@ -1,0 +1,52 @@
+// Every environment variable torch-tpu reads is declared here, once, with
+// its meaning and default. Nothing else in the project calls getenv();
+// docs/configuration.md lists the same table (a test keeps them in step).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace torch_tpu::config {
+
+struct EnvVar {
+  const char* name;
+  const char* default_value;  // "" means unset
+  const char* meaning;
+};
+
+inline constexpr EnvVar kPjrtPlugin{
+    "TORCH_TPU_PJRT_PLUGIN", "",
+    "Path of the PJRT plugin to load. Wins over discovery (libtpu, then a "
+    "CUDA plugin, then the XLA CPU plugin wheel)."};
+inline constexpr EnvVar kPlatform{
+    "TORCH_TPU_PLATFORM", "",
+    "Restrict plugin discovery to one platform: 'tpu', 'cuda' or 'cpu'."};
+inline constexpr EnvVar kCacheDir{
+    "TORCH_TPU_CACHE_DIR", "",
+    "Directory of the persistent compile cache. Default: "
+    "$XDG_CACHE_HOME/torch_tpu, else ~/.cache/torch_tpu."};
+inline constexpr EnvVar kDiskCache{
+    "TORCH_TPU_DISK_CACHE", "1",
+    "Set to 0 to disable the disk tier of the compile cache."};
+inline constexpr EnvVar kCpuDeviceCount{
+    "TORCH_TPU_CPU_DEVICE_COUNT", "",
+    "Number of devices the XLA CPU plugin exposes (its default when unset)."};
+
+// All declared variables, in the order above.
+const std::vector<const EnvVar*>& all();
+
+// The variable's value, or its default when unset or empty.
+std::string get(const EnvVar& var);
+// "0", "false", "off", "no" (any case) are false; anything else is true.
+bool get_bool(const EnvVar& var);
+// nullopt when unset; throws std::invalid_argument naming the variable
+// when the value is not an integer.
+std::optional<int64_t> get_int(const EnvVar& var);
+
+// Looks a declared variable up by name (for the Python layer); throws
+// std::invalid_argument for an undeclared name.
+const EnvVar& find(const std::string& name);
+
+}  // namespace torch_tpu::config
