@@ -62,7 +62,7 @@ void append_i64_matrix(std::string& out,
   out += "xi64>";
 }
 
-void append_padding(std::string& out,
+void append_pairs(std::string& out,
                     const std::vector<std::pair<int64_t, int64_t>>& padding) {
   std::vector<std::vector<int64_t>> rows;
   rows.reserve(padding.size());

@@ -25,8 +25,9 @@ void append_i64_array(std::string& out, const std::vector<int64_t>& v);
 void append_i64_matrix(std::string& out,
                        const std::vector<std::vector<int64_t>>& rows,
                        int64_t columns);
-// Padding (low, high) pairs as an Nx2 i64 matrix.
-void append_padding(std::string& out,
+// (a, b) pairs (padding lows/highs, source/target ids) as an Nx2 i64
+// matrix.
+void append_pairs(std::string& out,
                     const std::vector<std::pair<int64_t, int64_t>>& padding);
 // "tensor<f32>, tensor<2xi32>" (no parentheses).
 void append_type_list(std::string& out, const std::vector<TensorType>& types);

@@ -11,6 +11,20 @@ void fail(std::string_view op, const std::string& problem) {
   throw HloError(message);
 }
 
+void op_name(std::string_view name) {
+  auto symbol_char = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '$';
+  };
+  bool ok = !name.empty() && name.find('.') != std::string_view::npos &&
+            name.front() != '.' && name.back() != '.';
+  for (char c : name) ok = ok && symbol_char(c);
+  if (!ok) {
+    throw HloError("invalid op name '" + std::string(name) +
+                   "' (expected dialect.op_name)");
+  }
+}
+
 unsigned dtype_class(ElementType t) {
   if (t == ElementType::kPred) return kBool;
   if (is_signed_integer(t)) return kSignedInt;
@@ -53,11 +67,20 @@ void valid_type(std::string_view op, const TensorType& t) {
   if (static_cast<unsigned>(t.dtype) >= kNumElementTypes) {
     fail(op, "invalid element type");
   }
+  int64_t elements = 0;
   try {
-    (void)t.num_elements();
+    elements = t.num_elements();
   } catch (const HloError& e) {
     fail(op, e.what());
   }
+  // XLA aborts the process (rather than failing the compile) on shapes whose
+  // byte size overflows, so refuse anything beyond any real device's memory
+  // here; the dims are capped too because XLA multiplies them even when one
+  // is zero.
+  constexpr int64_t kMaxSize = int64_t{1} << 53;
+  bool too_big = elements > kMaxSize / static_cast<int64_t>(element_size(t.dtype));
+  for (int64_t d : t.dims) too_big = too_big || d > kMaxSize;
+  if (too_big) fail(op, "tensor type " + t.to_string() + " is too large");
 }
 
 void same_type(std::string_view op, const TensorType& a, const TensorType& b) {
@@ -118,6 +141,18 @@ void all_positive(std::string_view op, std::string_view what,
                    " must all be >= 1");
     }
   }
+}
+
+int64_t add(std::string_view op, int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) fail(op, "size arithmetic overflows");
+  return r;
+}
+
+int64_t mul(std::string_view op, int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) fail(op, "size arithmetic overflows");
+  return r;
 }
 
 bool contains(const std::vector<int64_t>& v, int64_t x) {

@@ -28,11 +28,16 @@ enum DtypeClass : unsigned {
   kAny = kNumeric | kBool,
 };
 
+// Op names are printed inside quotes; insist on "dialect.op" made of safe
+// characters so that a typo cannot produce unparsable text.
+void op_name(std::string_view name);
+
 unsigned dtype_class(ElementType t);
 // `what` names the checked thing in the message ("operand", "indices", ...).
 void dtype_in(std::string_view op, std::string_view what, ElementType t,
               unsigned allowed);
-// Non-negative dims and an element count that fits int64.
+// Non-negative dims, a known element type, and a size XLA can handle
+// (at most 2^53 bytes and 2^53 per dim).
 void valid_type(std::string_view op, const TensorType& t);
 void same_type(std::string_view op, const TensorType& a, const TensorType& b);
 void same_dims(std::string_view op, const TensorType& a, const TensorType& b);
@@ -49,6 +54,10 @@ void sorted(std::string_view op, std::string_view what,
             const std::vector<int64_t>& dims);
 void all_positive(std::string_view op, std::string_view what,
                   const std::vector<int64_t>& v);
+
+// Arithmetic on user-given sizes that throws instead of overflowing.
+int64_t add(std::string_view op, int64_t a, int64_t b);
+int64_t mul(std::string_view op, int64_t a, int64_t b);
 
 bool contains(const std::vector<int64_t>& v, int64_t x);
 

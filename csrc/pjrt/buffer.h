@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "common/element_type.h"
@@ -19,7 +20,7 @@ class Buffer {
   Buffer() = default;
   Buffer(std::shared_ptr<const Client> client, c::Buffer* buffer);
   ~Buffer() { reset(); }
-  Buffer(Buffer&&) noexcept = default;
+  Buffer(Buffer&& other) noexcept { *this = std::move(other); }
   Buffer& operator=(Buffer&& other) noexcept;
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;

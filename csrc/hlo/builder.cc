@@ -1,0 +1,368 @@
+// Builder core: SSA bookkeeping, scopes, regions, the op printer and the
+// module printer. The op families live in ops_*.cc and constants.cc.
+#include "hlo/builder.h"
+
+#include <atomic>
+
+#include "hlo/attr_text.h"
+#include "hlo/checks.h"
+
+namespace torch_tpu::hlo {
+
+namespace {
+
+std::atomic<uint32_t> next_builder_serial{1};
+
+bool is_symbol_char(char c, bool first) {
+  bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+  if (first) return letter;
+  return letter || (c >= '0' && c <= '9') || c == '$' || c == '.';
+}
+
+// The module name is only a label; make it a bare MLIR symbol rather than
+// quoting and escaping it.
+std::string sanitize_symbol(std::string name) {
+  if (name.empty()) return "main";
+  for (char& c : name) {
+    if (!is_symbol_char(c, false)) c = '_';
+  }
+  if (!is_symbol_char(name[0], true)) name.insert(name.begin(), '_');
+  return name;
+}
+
+}  // namespace
+
+Builder::Builder(std::string module_name)
+    : module_name_(sanitize_symbol(std::move(module_name))),
+      serial_(next_builder_serial.fetch_add(1, std::memory_order_relaxed)) {
+  blocks_.push_back(OpenBlock{std::string(), /*scope=*/0, /*indent=*/4});
+}
+
+void Builder::set_num_replicas(int64_t n) {
+  if (n < 1 || n > INT32_MAX) {
+    throw HloError("num_replicas must be in [1, 2^31), got " +
+                   std::to_string(n));
+  }
+  num_replicas_ = n;
+}
+
+void Builder::set_num_partitions(int64_t n) {
+  if (n < 1 || n > INT32_MAX) {
+    throw HloError("num_partitions must be in [1, 2^31), got " +
+                   std::to_string(n));
+  }
+  num_partitions_ = n;
+}
+
+Value Builder::parameter(const TensorType& type) {
+  check_open("parameter");
+  check::valid_type("parameter", type);
+  int id = static_cast<int>(records_.size());
+  ValueRecord record;
+  record.scope = 0;  // @main's arguments are visible everywhere
+  record.num_results = 1;
+  record.parameter_index = static_cast<int>(parameter_types_.size());
+  records_.push_back(record);
+  parameter_types_.push_back(type);
+  return Value(serial_, id, -1, type);
+}
+
+// ---- Scopes and operands ---------------------------------------------------
+
+void Builder::check_open(std::string_view op_name) const {
+  if (built_) check::fail(op_name, "the module was already built");
+}
+
+bool Builder::in_scope(int scope) const {
+  for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) {
+    if (it->scope == scope) return true;
+  }
+  return false;
+}
+
+void Builder::check_operand(std::string_view op_name, const Value& v) const {
+  if (!v.valid()) check::fail(op_name, "operand is an empty Value");
+  if (v.builder_serial_ != serial_ ||
+      static_cast<size_t>(v.id_) >= records_.size()) {
+    check::fail(op_name, "operand comes from another Builder");
+  }
+  const ValueRecord& record = records_[v.id_];
+  bool index_ok = record.num_results == 1
+                      ? v.result_index_ == -1
+                      : v.result_index_ >= 0 &&
+                            v.result_index_ < record.num_results;
+  if (!index_ok) check::fail(op_name, "operand comes from another Builder");
+  if (!in_scope(record.scope)) {
+    std::string name;
+    append_value_name(name, v);
+    check::fail(op_name, "operand " + name +
+                             " is used outside the region that defines it");
+  }
+}
+
+void Builder::append_value_name(std::string& out, const Value& v) const {
+  const ValueRecord& record = records_[v.id_];
+  if (record.parameter_index >= 0) {
+    out += "%arg";
+    text::append_int(out, record.parameter_index);
+  } else {
+    out += '%';
+    text::append_int(out, v.id_);
+  }
+  if (v.result_index_ >= 0) {
+    out += '#';
+    text::append_int(out, v.result_index_);
+  }
+}
+
+// ---- Ops -------------------------------------------------------------------
+
+int Builder::reserve_id() {
+  int id = static_cast<int>(records_.size());
+  ValueRecord record;
+  record.scope = blocks_.back().scope;
+  records_.push_back(record);
+  return id;
+}
+
+std::vector<Value> Builder::append_op(
+    int id, std::string_view op_name, const std::vector<Value>& operands,
+    const std::vector<TensorType>& result_types, std::string_view attributes,
+    const std::vector<std::string>& regions) {
+  check_open(op_name);
+  for (const Value& v : operands) check_operand(op_name, v);
+  for (const TensorType& t : result_types) check::valid_type(op_name, t);
+
+  const int num_results = static_cast<int>(result_types.size());
+  records_[id].num_results = num_results;
+
+  std::string& out = blocks_.back().text;
+  out.append(blocks_.back().indent, ' ');
+  if (num_results > 0) {
+    out += '%';
+    text::append_int(out, id);
+    if (num_results > 1) {
+      out += ':';
+      text::append_int(out, num_results);
+    }
+    out += " = ";
+  }
+  out += '"';
+  out += op_name;
+  out += "\"(";
+  for (size_t i = 0; i < operands.size(); ++i) {
+    if (i) out += ", ";
+    append_value_name(out, operands[i]);
+  }
+  out += ')';
+  if (!regions.empty()) {
+    out += " (";
+    for (size_t i = 0; i < regions.size(); ++i) {
+      if (i) out += ", ";
+      out += regions[i];
+    }
+    out += ')';
+  }
+  if (!attributes.empty()) {
+    out += " {";
+    out += attributes;
+    out += '}';
+  }
+  out += " : (";
+  for (size_t i = 0; i < operands.size(); ++i) {
+    if (i) out += ", ";
+    operands[i].type().append_to(out);
+  }
+  out += ") -> ";
+  if (num_results == 1) {
+    result_types[0].append_to(out);
+  } else {
+    out += '(';
+    text::append_type_list(out, result_types);
+    out += ')';
+  }
+  out += '\n';
+
+  std::vector<Value> results;
+  results.reserve(result_types.size());
+  for (int i = 0; i < num_results; ++i) {
+    results.push_back(
+        Value(serial_, id, num_results == 1 ? -1 : i, result_types[i]));
+  }
+  return results;
+}
+
+Value Builder::append_op1(std::string_view op_name,
+                          const std::vector<Value>& operands,
+                          const TensorType& result_type,
+                          std::string_view attributes) {
+  return append_op(reserve_id(), op_name, operands, {result_type}, attributes,
+                   {})[0];
+}
+
+std::vector<Value> Builder::emit(std::string_view op_name,
+                                 const std::vector<Value>& operands,
+                                 const std::vector<TensorType>& result_types,
+                                 std::string_view attributes,
+                                 const std::vector<Region>& regions) {
+  check::op_name(op_name);
+  check_open(op_name);
+  int id = reserve_id();
+  std::vector<std::string> region_texts;
+  region_texts.reserve(regions.size());
+  for (const Region& region : regions) {
+    std::vector<TensorType> returned;
+    region_texts.push_back(
+        build_region(op_name, region.arg_types, region.body, &returned));
+  }
+  return append_op(id, op_name, operands, result_types, attributes,
+                   region_texts);
+}
+
+// ---- Regions ---------------------------------------------------------------
+
+std::string Builder::build_region(std::string_view op_name,
+                                  const std::vector<TensorType>& arg_types,
+                                  const RegionFn& body,
+                                  std::vector<TensorType>* returned) {
+  check_open(op_name);
+  if (!body) check::fail(op_name, "region body is empty");
+  for (const TensorType& t : arg_types) check::valid_type(op_name, t);
+
+  const int scope = next_scope_++;
+  const int label_indent = blocks_.back().indent;
+  // Pops the block even when the body throws, so the builder stays usable
+  // (values made inside the failed region are then out of scope).
+  struct BlockGuard {
+    std::vector<OpenBlock>& blocks;
+    size_t depth;
+    ~BlockGuard() { blocks.resize(depth); }
+  } guard{blocks_, blocks_.size()};
+  blocks_.push_back(OpenBlock{std::string(), scope, label_indent + 2});
+
+  std::vector<Value> args;
+  args.reserve(arg_types.size());
+  for (const TensorType& t : arg_types) {
+    int id = static_cast<int>(records_.size());
+    ValueRecord record;
+    record.scope = scope;
+    record.num_results = 1;
+    records_.push_back(record);
+    args.push_back(Value(serial_, id, -1, t));
+  }
+
+  std::vector<Value> results = body(*this, args);
+  std::string region_return = std::string(op_name) + " region return";
+  for (const Value& v : results) check_operand(region_return, v);
+
+  OpenBlock& block = blocks_.back();
+  block.text.append(block.indent, ' ');
+  block.text += "\"stablehlo.return\"(";
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (i) block.text += ", ";
+    append_value_name(block.text, results[i]);
+  }
+  block.text += ") : (";
+  returned->clear();
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (i) block.text += ", ";
+    results[i].type().append_to(block.text);
+    returned->push_back(results[i].type());
+  }
+  block.text += ") -> ()\n";
+
+  std::string out = "{\n";
+  if (!args.empty()) {
+    out.append(label_indent, ' ');
+    out += "^bb0(";
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (i) out += ", ";
+      append_value_name(out, args[i]);
+      out += ": ";
+      args[i].type().append_to(out);
+    }
+    out += "):\n";
+  }
+  out += block.text;
+  out.append(label_indent, ' ');
+  out += '}';
+  return out;
+}
+
+std::string Builder::build_reducer_region(
+    std::string_view op_name, const std::vector<ElementType>& dtypes,
+    const RegionFn& body) {
+  std::vector<TensorType> arg_types;
+  arg_types.reserve(2 * dtypes.size());
+  for (int pass = 0; pass < 2; ++pass) {
+    for (ElementType t : dtypes) arg_types.push_back(TensorType::scalar(t));
+  }
+  std::vector<TensorType> returned;
+  std::string region = build_region(op_name, arg_types, body, &returned);
+  bool ok = returned.size() == dtypes.size();
+  for (size_t i = 0; ok && i < returned.size(); ++i) {
+    ok = returned[i] == TensorType::scalar(dtypes[i]);
+  }
+  if (!ok) {
+    std::vector<TensorType> expected(arg_types.begin(),
+                                     arg_types.begin() + dtypes.size());
+    std::string message = "body must return (";
+    text::append_type_list(message, expected);
+    message += "), got (";
+    text::append_type_list(message, returned);
+    message += ')';
+    check::fail(op_name, message);
+  }
+  return region;
+}
+
+// ---- Module ----------------------------------------------------------------
+
+std::string Builder::build(const std::vector<Value>& results) {
+  check_open("build");
+  if (blocks_.size() != 1) check::fail("build", "called inside a region");
+  for (const Value& v : results) check_operand("func.return", v);
+
+  const std::string& body = blocks_[0].text;
+  std::string out;
+  out.reserve(body.size() + 256 + 32 * parameter_types_.size());
+  out += "module @";
+  out += module_name_;
+  out += " attributes {mhlo.num_partitions = ";
+  text::append_int(out, num_partitions_);
+  out += " : i32, mhlo.num_replicas = ";
+  text::append_int(out, num_replicas_);
+  out += " : i32} {\n  func.func public @main(";
+  for (size_t i = 0; i < parameter_types_.size(); ++i) {
+    if (i) out += ", ";
+    out += "%arg";
+    text::append_int(out, static_cast<int64_t>(i));
+    out += ": ";
+    parameter_types_[i].append_to(out);
+  }
+  out += ") -> (";
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (i) out += ", ";
+    results[i].type().append_to(out);
+  }
+  out += ") {\n";
+  out += body;
+  out += "    \"func.return\"(";
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (i) out += ", ";
+    append_value_name(out, results[i]);
+  }
+  out += ") : (";
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (i) out += ", ";
+    results[i].type().append_to(out);
+  }
+  out += ") -> ()\n  }\n}\n";
+
+  built_ = true;
+  blocks_[0].text.clear();
+  blocks_[0].text.shrink_to_fit();
+  return out;
+}
+
+}  // namespace torch_tpu::hlo

@@ -1,0 +1,39 @@
+"""Shared fixtures: every test process runs on the discovered plugin (the
+XLA CPU plugin in CI) with a private compile-cache directory."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+# Before torch_tpu is imported: tests never touch the user's real cache.
+os.environ.setdefault("TORCH_TPU_CACHE_DIR", tempfile.mkdtemp(prefix="torch_tpu_test_cache_"))
+
+import numpy as np
+import pytest
+
+import torch_tpu
+from torch_tpu import runtime
+
+
+@pytest.fixture(scope="session")
+def client():
+    return runtime.client()
+
+
+@pytest.fixture(scope="session")
+def run(client):
+    """run(program_text, *numpy_arrays) -> list of numpy outputs."""
+
+    def _run(program: str, *arrays, dtypes=None):
+        exe = runtime.compile(program)
+        dtypes = dtypes or [None] * len(arrays)
+        bufs = [client.to_device(np.asarray(a), dtype=d) for a, d in zip(arrays, dtypes)]
+        return [o.to_numpy() for o in exe.execute(bufs, wait=True)]
+
+    return _run
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(0)
