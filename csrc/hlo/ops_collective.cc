@@ -89,6 +89,11 @@ Value Builder::all_gather(const Value& x, int64_t all_gather_dim,
   check_operand(op, x);
   check::dim_in_range(op, "all_gather_dim", all_gather_dim, x.rank());
   const int64_t group_size = required_group_size(op, replica_groups);
+  if (x.dims()[all_gather_dim] == 0) {
+    check::fail(op, "cannot gather along zero-size dimension " +
+                        std::to_string(all_gather_dim) + " of " +
+                        x.type().to_string());
+  }
   TensorType result = x.type();
   result.dims[all_gather_dim] =
       check::mul(op, result.dims[all_gather_dim], group_size);
@@ -110,10 +115,11 @@ Value Builder::reduce_scatter(const Value& x, int64_t scatter_dim,
   check_operand(op, x);
   check::dim_in_range(op, "scatter_dimension", scatter_dim, x.rank());
   const int64_t group_size = required_group_size(op, replica_groups);
-  if (x.dims()[scatter_dim] % group_size != 0) {
+  if (x.dims()[scatter_dim] == 0 || x.dims()[scatter_dim] % group_size != 0) {
     check::fail(op, "dimension " + std::to_string(scatter_dim) + " of " +
-                        x.type().to_string() + " does not divide by the " +
-                        "group size " + std::to_string(group_size));
+                        x.type().to_string() + " does not divide into " +
+                        "non-empty parts by the group size " +
+                        std::to_string(group_size));
   }
   TensorType result = x.type();
   result.dims[scatter_dim] /= group_size;

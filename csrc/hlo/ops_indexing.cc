@@ -205,6 +205,11 @@ std::vector<Value> Builder::scatter(const std::vector<Value>& operands,
   }
   const int64_t orank = otype.rank();
   const int64_t urank = utype.rank();
+  // Valid per the spec, but XLA's scatter expansion fails on it.
+  if (orank == 0) {
+    check::fail(op, "operands must have rank >= 1; reshape a 0-dim operand "
+                    "to [1] first");
+  }
 
   check::sorted(op, "update_window_dims", dims.update_window_dims);
   check::unique_dims(op, "update_window_dims", dims.update_window_dims, urank);

@@ -27,8 +27,16 @@ using pjrt::Plugin;
 // arguments while Python still holds them.
 using BufferPtr = std::shared_ptr<Buffer>;
 
-BufferPtr to_device(const Client& client, py::array array,
+BufferPtr to_device(const Client& client, const py::object& data,
                     std::optional<std::string> dtype_name, int device) {
+  // Anything NumPy can view as an array: arrays, NumPy scalars, lists.
+  py::array array = py::array::ensure(data);
+  if (!array) {
+    PyErr_Clear();
+    throw py::type_error("to_device: cannot view a " +
+                         std::string(py::str(py::type::of(data).attr("__name__"))) +
+                         " as an array");
+  }
   ElementType type = dtype_name ? parse_element_type(*dtype_name)
                                 : element_type_of(array.dtype());
   if (element_size(type) != static_cast<size_t>(array.itemsize())) {
