@@ -48,7 +48,8 @@ build() {
   fi
   log "building torch_tpu (incremental; ccache when present)"
   CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)} \
-    "$PY" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps .
+    "$PY" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps \
+      --config-settings=cmake.define.TORCH_TPU_CPP_TESTS=ON .
   echo "$stamp" > "$stamp_file"
 }
 

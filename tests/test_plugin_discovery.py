@@ -115,6 +115,15 @@ def test_info_module_prints_the_facts(tmp_path):
     assert str(tmp_path) in out
 
 
+def test_default_cache_dir_follows_xdg(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "TORCH_TPU_CACHE_DIR"}
+    env["XDG_CACHE_HOME"] = str(tmp_path)
+    result = subprocess.run([sys.executable, "-m", "torch_tpu.info"], capture_output=True,
+                            text=True, timeout=300, env=env, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert str(tmp_path / "torch_tpu") in result.stdout
+
+
 def test_info_with_a_broken_plugin_path_fails_cleanly(tmp_path):
     env = dict(os.environ, TORCH_TPU_PJRT_PLUGIN=str(tmp_path / "missing.so"))
     result = subprocess.run([sys.executable, "-m", "torch_tpu.info"], capture_output=True,
