@@ -245,8 +245,11 @@ class Builder {
                                             RngAlgorithm algorithm);
 
   // ---- Collectives ---------------------------------------------------------
-  // Groups must be non-empty and all of one size, except that all_reduce and
-  // collective_permute need no group size. body: (acc, element) -> acc.
+  // Replica groups: disjoint, non-negative ids, all groups of one size. Only
+  // all_reduce accepts no groups at all ("all processes"); the others need
+  // the group size for their result shape. A channel id makes the op
+  // cross-partition; use_global_device_ids requires one. body: (acc,
+  // element) -> acc over 0-dim tensors.
   Value all_reduce(const Value& x, const ReplicaGroups& replica_groups,
                    const RegionFn& body,
                    std::optional<int64_t> channel_id = std::nullopt,

@@ -25,8 +25,8 @@ struct TensorType {
   std::vector<int64_t> dims;
 
   TensorType() = default;
-  TensorType(ElementType dtype, std::vector<int64_t> dims)
-      : dtype(dtype), dims(std::move(dims)) {}
+  TensorType(ElementType element_type, std::vector<int64_t> shape)
+      : dtype(element_type), dims(std::move(shape)) {}
 
   // A 0-dim tensor of the given element type, e.g. tensor<f32>.
   static TensorType scalar(ElementType dtype) { return TensorType(dtype, {}); }
