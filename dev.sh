@@ -43,7 +43,7 @@ build() {
   local stamp_file="$VENV/.torch_tpu_stamp" stamp
   stamp=$(source_stamp)
   if [ -f "$stamp_file" ] && [ "$(cat "$stamp_file")" = "$stamp" ] \
-      && "$PY" -c "import torch_tpu._C" 2>/dev/null; then
+      && "$PY" -I -c "import torch_tpu._C" 2>/dev/null; then
     return
   fi
   log "building torch_tpu (incremental; ccache when present)"
