@@ -33,7 +33,7 @@ def sample(np_dtype, shape, rng):
     return np.asarray(rng.standard_normal(shape)).astype(np_dtype)
 
 
-def test_plugin_reports_versions():
+def test_plugin_reports_versions(client):
     plugin = runtime._C.runtime.plugin()
     major, minor = plugin.api_version
     assert major == 0 and minor >= 40

@@ -11,7 +11,9 @@ std::pair<Value, Value> Builder::rng_bit_generator(const Value& state,
   constexpr std::string_view op = "stablehlo.rng_bit_generator";
   check_operand(op, state);
   check::valid_type(op, out);
-  check::dtype_in(op, "result", out.dtype, check::kInt | check::kFloat);
+  // XLA produces raw bits as unsigned integers whatever type is declared;
+  // callers convert or bitcast them (e.g. to uniform floats) themselves.
+  check::dtype_in(op, "result", out.dtype, check::kUnsignedInt);
   const char* name = "DEFAULT";
   switch (algorithm) {
     case RngAlgorithm::kDefault: name = "DEFAULT"; break;

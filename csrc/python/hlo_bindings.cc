@@ -64,16 +64,36 @@ using RegionCallback = std::function<std::vector<Value>(Builder&, const std::vec
 
 Value constant(Builder& b, const py::object& value, const std::string& dtype, const Dims& dims) {
   TensorType t = tensor_type(dtype, dims);
+  auto does_not_fit = [&] {
+    return hlo::HloError("stablehlo.constant: value " + std::string(py::repr(value)) +
+                         " does not fit in " + std::string(short_name(t.dtype)));
+  };
   if (py::isinstance<py::bool_>(value)) return b.constant_splat_int(value.cast<bool>() ? 1 : 0, t);
   if (py::isinstance<py::int_>(value)) {
-    if (is_unsigned(t.dtype)) return b.constant_splat_uint(value.cast<uint64_t>(), t);
-    return b.constant_splat_int(value.cast<int64_t>(), t);
+    // Python ints are unbounded: range-check here so the builder's own
+    // check sees a value that fits in 64 bits.
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+    if (overflow == 0) {
+      if (is_unsigned(t.dtype) && v >= 0) return b.constant_splat_uint(static_cast<uint64_t>(v), t);
+      return b.constant_splat_int(v, t);
+    }
+    if (overflow > 0 && is_unsigned(t.dtype)) {
+      unsigned long long u = PyLong_AsUnsignedLongLong(value.ptr());
+      if (!PyErr_Occurred()) return b.constant_splat_uint(u, t);
+      PyErr_Clear();
+    }
+    throw does_not_fit();
   }
   if (PyComplex_Check(value.ptr())) {
     auto c = value.cast<std::complex<double>>();
     return b.constant_splat_complex(c.real(), c.imag(), t);
   }
-  return b.constant_splat(value.cast<double>(), t);
+  if (!PyFloat_Check(value.ptr()) && !PyNumber_Check(value.ptr())) {
+    throw hlo::HloError("stablehlo.constant: value must be a bool, int, float or complex, not " +
+                        std::string(py::str(py::type::of(value).attr("__name__"))));
+  }
+  return b.constant_splat(py::float_(value).cast<double>(), t);
 }
 
 Value constant_array(Builder& b, py::array array, const std::optional<std::string>& dtype) {

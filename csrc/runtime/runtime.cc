@@ -25,6 +25,17 @@ std::vector<pjrt::ClientOption> client_options(const pjrt::Plugin& plugin) {
   return options;
 }
 
+// Options every program is compiled with on this platform.
+pjrt::CompileOptions default_compile_options(const pjrt::Client& client) {
+  pjrt::CompileOptions options;
+  if (client.platform_name() == "cpu") {
+    // XLA's CPU compiler defaults to min/max that drop a NaN in the second
+    // operand; PyTorch propagates NaN from either side.
+    options.env_option_overrides["xla_cpu_enable_fast_min_max"] = false;
+  }
+  return options;
+}
+
 }  // namespace
 
 std::string default_cache_dir() {
@@ -48,7 +59,8 @@ Runtime::Runtime(const std::string& plugin_path) : plugin_path_(plugin_path) {
     cache_dir_ = default_cache_dir();
     disk_dir = cache_dir_;
   }
-  compile_cache_ = std::make_unique<cache::CompileCache>(client_, disk_dir);
+  compile_cache_ = std::make_unique<cache::CompileCache>(
+      client_, disk_dir, default_compile_options(*client_));
 }
 
 Runtime& Runtime::initialize(const std::string& plugin_path) {
