@@ -9,7 +9,7 @@ namespace torch_tpu::config {
 
 const std::vector<const EnvVar*>& all() {
   static const std::vector<const EnvVar*> vars = {
-      &kPjrtPlugin, &kPlatform, &kCacheDir, &kDiskCache, &kCpuDeviceCount,
+      &kPjrtPlugin, &kPlatform, &kCacheDir, &kDiskCache, &kCpuDeviceCount, &kCpuFallback,
   };
   return vars;
 }

@@ -34,6 +34,12 @@ inline constexpr EnvVar kCpuDeviceCount{
     "TORCH_TPU_CPU_DEVICE_COUNT", "",
     "Number of devices the XLA CPU plugin exposes (its default when unset)."};
 
+inline constexpr EnvVar kCpuFallback{
+    "TORCH_TPU_CPU_FALLBACK", "0",
+    "Set to 1 to run ops that have no tpu lowering on the CPU (copying their "
+    "inputs and outputs) with a warning once per op, instead of raising "
+    "NotImplementedError."};
+
 // All declared variables, in the order above.
 const std::vector<const EnvVar*>& all();
 

@@ -1,0 +1,130 @@
+// Copies between the host and tpu, and between tpu tensors; item().
+//
+// Host -> tpu uploads a dense host copy of the source (converted to the
+// destination dtype on the host) and, when the destination is a view, writes
+// it through the view with a device program. tpu -> host reads the
+// tensor's value (materializing a view on the device first) and lets the
+// CPU copy_ handle dtype and strides.
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/_copy_from_and_resize_native.h>
+#include <ATen/ops/empty.h>
+#include <torch/library.h>
+
+#include "aten/allocator.h"
+#include "aten/device_scope.h"
+#include "aten/dtypes.h"
+#include "aten/op_runner.h"
+#include "runtime/runtime.h"
+
+namespace torch_tpu::aten {
+
+namespace {
+
+// The tensor's value as a dense buffer of its own shape and dtype.
+runtime::DeviceBufferPtr dense_value(const at::Tensor& t, const char* op) {
+  Operand o = make_operand(t, op);
+  if (o.direct) return o.buffer;
+  OpCall call{op, "dense", {t}, {}};
+  auto identity = [](hlo::Builder&, const std::vector<hlo::Value>& x, const std::vector<hlo::Value>&) {
+    return std::vector<hlo::Value>{x[0]};
+  };
+  at::Tensor dense = run_op(call, identity).at(0);
+  return make_operand(dense, op).buffer;
+}
+
+// Writes a tpu tensor `src` into tpu tensor `dst` (same device): dtype
+// conversion and broadcasting happen in the program.
+void copy_on_device(const at::Tensor& src, const at::Tensor& dst) {
+  OpCall call{"aten::copy_", "", {src}, {}};
+  const auto out_dims = dst.sizes().vec();
+  const ElementType out_type = to_element_type(dst.scalar_type(), "aten::copy_");
+  auto body = [&](hlo::Builder& b, const std::vector<hlo::Value>& x, const std::vector<hlo::Value>&) {
+    hlo::Value v = x[0];
+    if (v.dtype() != out_type) v = b.convert(v, out_type);
+    if (v.dims() != out_dims) {
+      // Right-aligned broadcasting, as copy_ allows.
+      std::vector<int64_t> map(v.rank());
+      for (int64_t i = 0; i < v.rank(); ++i) map[i] = static_cast<int64_t>(out_dims.size()) - v.rank() + i;
+      v = b.broadcast_in_dim(v, out_dims, map);
+    }
+    return std::vector<hlo::Value>{v};
+  };
+  run_op_into(call, body, dst);
+}
+
+at::Tensor host_to_tpu(const at::Tensor& src, const at::Tensor& dst) {
+  // A dense host array of dst's dtype; broadcasting happens on the device.
+  at::Tensor host = src.to(dst.scalar_type()).contiguous();
+  const ElementType type = to_element_type(dst.scalar_type(), "aten::copy_");
+  const int device = dst.device().index();
+  auto& client = runtime::Runtime::get().client();
+  pjrt::Buffer buffer = client.buffer_from_host(host.data_ptr(), type, host.sizes().vec(), {}, device);
+  auto value = std::make_shared<runtime::DeviceBuffer>(
+      std::move(buffer), hlo::TensorType(type, host.sizes().vec()), device);
+  Operand target = make_operand(dst, "aten::copy_");
+  if (target.whole_storage && host.sizes() == dst.sizes()) {
+    storage_value(dst.storage()).set_value(std::move(value));
+  } else {
+    copy_on_device(tensor_from_value(std::move(value), dst.device()), dst);
+  }
+  return dst;
+}
+
+at::Tensor tpu_to_host(const at::Tensor& src, const at::Tensor& dst) {
+  runtime::DeviceBufferPtr value = dense_value(src, "aten::copy_");
+  at::Tensor host = at::empty(src.sizes(), src.options().device(c10::kCPU));
+  if (host.numel() > 0) {
+    // Reads only once the value is computed: this is a sync point.
+    value->buffer().to_host(host.data_ptr(), host.nbytes());
+  }
+  dst.copy_(host);
+  return dst;
+}
+
+at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
+  // non_blocking is honoured by ordering, not by skipping the host copy:
+  // uploads copy the host data before returning, downloads wait for it.
+  const bool src_tpu = self.device().type() == c10::DeviceType::PrivateUse1;
+  const bool dst_tpu = dst.device().type() == c10::DeviceType::PrivateUse1;
+  if (dst.numel() == 0) return dst;
+  if (!src_tpu && dst_tpu) return host_to_tpu(self, dst);
+  if (src_tpu && !dst_tpu) {
+    TORCH_CHECK(dst.device().is_cpu(), "aten::copy_: cannot copy from tpu to ", dst.device());
+    return tpu_to_host(self, dst);
+  }
+  TORCH_CHECK(src_tpu && dst_tpu, "aten::copy_: unexpected devices ", self.device(), " -> ", dst.device());
+  if (self.device() == dst.device()) {
+    copy_on_device(self, dst);
+    return dst;
+  }
+  // Across devices: move the dense value, then write it on the target.
+  runtime::DeviceBufferPtr value = dense_value(self, "aten::copy_");
+  auto& client = runtime::Runtime::get().client();
+  auto moved = std::make_shared<runtime::DeviceBuffer>(
+      client.copy_to_device(value->buffer(), dst.device().index()), value->type(), dst.device().index());
+  copy_on_device(tensor_from_value(std::move(moved), dst.device()), dst);
+  return dst;
+}
+
+at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
+  dst.resize_(self.sizes());
+  return copy_from(self, dst, false);
+}
+
+c10::Scalar local_scalar_dense(const at::Tensor& self) {
+  TORCH_CHECK(self.numel() == 1, "a Tensor with ", self.numel(),
+              " elements cannot be converted to Scalar");
+  at::Tensor host = at::empty({}, self.options().device(c10::kCPU));
+  tpu_to_host(self.reshape({}), host);
+  return host.item();
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_copy_from", copy_from);
+  m.impl("_copy_from_and_resize", copy_from_and_resize);
+  m.impl("_local_scalar_dense", local_scalar_dense);
+}
+
+}  // namespace torch_tpu::aten

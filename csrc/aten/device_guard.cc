@@ -1,0 +1,307 @@
+// The device guard of the tpu device (PrivateUse1): current device, streams
+// and events, as DeviceGuard, torch.Stream, torch.Event and torch.accelerator
+// use them.
+//
+// Each device is one in-order queue (runtime/device_queue.h): every launch on
+// a device is tracked there and a synchronize waits for all of it. So each
+// device has exactly one stream, id 0; "new" and pool streams are that same
+// stream. Data dependencies between devices are ordered by PJRT itself
+// (buffer definition events), so making one stream wait on an event needs no
+// work.
+#include "aten/device_guard.h"
+
+#include <c10/core/DeviceCapability.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <c10/util/Exception.h>
+
+#include <pthread.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <string>
+
+#include "runtime/current_device.h"
+#include "runtime/device_buffer.h"
+#include "runtime/device_queue.h"
+#include "runtime/runtime.h"
+
+namespace torch_tpu::aten {
+
+namespace {
+
+constexpr c10::DeviceType kTpu = c10::DeviceType::PrivateUse1;
+// The code CUDA reports for an invalid device ordinal (cudaErrorInvalidDevice),
+// so code that inspects torch.AcceleratorError.error_code sees the same.
+constexpr int32_t kInvalidDeviceCode = 101;
+
+std::mutex g_callbacks_mutex;
+RuntimeCallbacks g_callbacks;
+
+std::atomic<bool> g_bad_fork{false};
+
+// Registered once per process: a child forked after the runtime existed has
+// the runtime's memory but none of the plugin's threads.
+[[maybe_unused]] const int g_atfork_registered = [] {
+  pthread_atfork(nullptr, nullptr, [] {
+    if (runtime::Runtime::is_initialized()) g_bad_fork.store(true);
+  });
+  return 0;
+}();
+
+std::string device_count_phrase(c10::DeviceIndex count) {
+  if (count == 0) return "this process has no tpu device";
+  return "this process has " + std::to_string(count) + " tpu device" +
+         (count == 1 ? "" : "s") + " (tpu:0 to tpu:" + std::to_string(count - 1) + ")";
+}
+
+}  // namespace
+
+c10::DeviceIndex runtime_device_count() noexcept {
+  if (!runtime::Runtime::is_initialized()) return 0;
+  try {
+    size_t n = runtime::Runtime::get().client().devices().size();
+    // Per-device tables in the runtime hold kMaxDevices entries.
+    if (n > static_cast<size_t>(runtime::kMaxDevices)) n = runtime::kMaxDevices;
+    return static_cast<c10::DeviceIndex>(n);
+  } catch (...) {
+    return 0;
+  }
+}
+
+bool in_bad_fork() noexcept { return g_bad_fork.load(std::memory_order_relaxed); }
+
+void set_runtime_callbacks(RuntimeCallbacks callbacks) {
+  std::lock_guard<std::mutex> lock(g_callbacks_mutex);
+  g_callbacks = std::move(callbacks);
+}
+
+bool probe_available() noexcept {
+  try {
+    std::function<bool()> probe;
+    {
+      std::lock_guard<std::mutex> lock(g_callbacks_mutex);
+      probe = g_callbacks.is_available;
+    }
+    return probe ? probe() : false;
+  } catch (...) {
+    return false;
+  }
+}
+
+void ensure_runtime() {
+  TORCH_CHECK(!in_bad_fork(),
+              "Cannot use the tpu device in a forked subprocess: the parent process had "
+              "already initialized it. To use tpu with multiprocessing, use the 'spawn' "
+              "start method.");
+  if (runtime::Runtime::is_initialized()) return;
+
+  std::function<void()> initialize;
+  {
+    std::lock_guard<std::mutex> lock(g_callbacks_mutex);
+    initialize = g_callbacks.initialize;
+  }
+  TORCH_CHECK(initialize,
+              "the tpu runtime is not initialized and torch_tpu registered no initializer; "
+              "`import torch_tpu` before using the tpu device");
+  // The initializer runs Python that must not come back here; if it does,
+  // fail instead of deadlocking on its lock.
+  thread_local bool t_initializing = false;
+  TORCH_CHECK(!t_initializing, "tpu runtime initialization re-entered itself");
+  t_initializing = true;
+  try {
+    initialize();
+  } catch (...) {
+    t_initializing = false;
+    throw;
+  }
+  t_initializing = false;
+  TORCH_CHECK(runtime::Runtime::is_initialized(),
+              "the tpu runtime initializer returned without creating the runtime");
+}
+
+void check_device_index(c10::DeviceIndex index) {
+  ensure_runtime();
+  c10::DeviceIndex count = runtime_device_count();
+  if (index >= 0 && index < count) return;
+  throw c10::AcceleratorError(
+      {__func__, __FILE__, static_cast<uint32_t>(__LINE__)}, kInvalidDeviceCode,
+      "tpu error: invalid device ordinal: tpu:" + std::to_string(index) +
+          " does not exist; " + device_count_phrase(count));
+}
+
+c10::DeviceIndex current_device_index() noexcept {
+  return static_cast<c10::DeviceIndex>(runtime::current_device());
+}
+
+c10::DeviceIndex resolve_device_index(c10::DeviceIndex index) {
+  return index < 0 ? current_device_index() : index;
+}
+
+c10::DeviceIndex exchange_device_index(c10::DeviceIndex index) {
+  if (index < 0) return -1;  // "no device", as torch.cuda treats it
+  c10::DeviceIndex previous = current_device_index();
+  if (index != previous) {
+    check_device_index(index);
+    runtime::set_current_device(index);
+  }
+  return previous;
+}
+
+namespace {
+
+// What a torch.Event on tpu holds. Recording remembers the device; waiting
+// on the event waits for everything launched on that device so far, which
+// includes (and may exceed) the work before the record: the queue is not
+// split at the record point. A timing event (enable_timing=True) instead
+// synchronizes the device when it is recorded and stamps the host clock, so
+// elapsed_time() is host wall time between two drained points.
+struct TpuEvent {
+  c10::DeviceIndex device = -1;
+  bool recorded = false;
+  bool timing = false;
+  std::chrono::steady_clock::time_point when{};
+};
+
+TpuEvent* as_event(void* event) { return static_cast<TpuEvent*>(event); }
+
+class TpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
+ public:
+  c10::DeviceType type() const override { return kTpu; }
+
+  c10::Device exchangeDevice(c10::Device device) const override {
+    check_type(device);
+    if (device.index() < 0) return getDevice();
+    return c10::Device(kTpu, exchange_device_index(device.index()));
+  }
+
+  c10::Device getDevice() const override { return c10::Device(kTpu, current_device_index()); }
+
+  void setDevice(c10::Device device) const override {
+    check_type(device);
+    check_device_index(device.index());
+    runtime::set_current_device(device.index());
+  }
+
+  // Restores a device a guard saw as current, so it was valid then.
+  void uncheckedSetDevice(c10::Device device) const noexcept override {
+    if (device.index() >= 0) runtime::set_current_device(device.index());
+  }
+
+  c10::Stream getStream(c10::Device device) const override { return queue_of(device); }
+  c10::Stream getDefaultStream(c10::Device device) const override { return queue_of(device); }
+  c10::Stream getStreamFromGlobalPool(c10::Device device, bool) const override {
+    return queue_of(device);
+  }
+  c10::Stream getNewStream(c10::Device device, int) const override { return queue_of(device); }
+  // There is nothing to switch to: the stream stays the device's queue.
+  c10::Stream exchangeStream(c10::Stream stream) const override {
+    return queue_of(stream.device());
+  }
+
+  c10::DeviceIndex deviceCount() const noexcept override { return runtime_device_count(); }
+
+  c10::DeviceCapability getDeviceCapability(c10::Device device) const override {
+    check_device_index(resolve_device_index(device.index()));
+    c10::DeviceCapability capability;
+    auto& types = capability.capability_data.supported_scalar_types;
+    // Quantized tensors have no lowering on XLA here.
+    types.has_QInt8 = 0;
+    types.has_QUInt8 = 0;
+    types.has_QInt32 = 0;
+    types.has_QUInt4x2 = 0;
+    types.has_QUInt2x4 = 0;
+    // TPUs have no 64-bit floating point.
+    if (runtime::Runtime::get().client().platform_name() == "tpu") {
+      types.has_Double = 0;
+      types.has_ComplexDouble = 0;
+    }
+    return capability;
+  }
+
+  bool queryStream(const c10::Stream& stream) const override {
+    if (!runtime::Runtime::is_initialized()) return true;  // nothing was ever launched
+    c10::DeviceIndex index = resolve_device_index(stream.device_index());
+    check_device_index(index);
+    return runtime::is_idle(index);
+  }
+
+  void synchronizeStream(const c10::Stream& stream) const override {
+    synchronizeDevice(stream.device_index());
+  }
+
+  void synchronizeDevice(const c10::DeviceIndex device_index) const override {
+    if (!runtime::Runtime::is_initialized()) return;
+    c10::DeviceIndex index = resolve_device_index(device_index);
+    check_device_index(index);
+    runtime::synchronize(index);
+  }
+
+  void record(void** event, const c10::Stream& stream, const c10::DeviceIndex device_index,
+              const c10::EventFlag flag) const override {
+    TORCH_CHECK(device_index == -1 || device_index == stream.device_index(),
+                "Event device index ", static_cast<int>(device_index),
+                " does not match recording stream's device index ",
+                static_cast<int>(stream.device_index()), ".");
+    c10::DeviceIndex index = resolve_device_index(stream.device_index());
+    check_device_index(index);
+    auto* e = as_event(*event);
+    if (e == nullptr) {
+      e = new TpuEvent();
+      *event = e;
+    }
+    e->device = index;
+    e->timing = flag == c10::EventFlag::BACKEND_DEFAULT;
+    if (e->timing) {
+      runtime::synchronize(index);
+      e->when = std::chrono::steady_clock::now();
+    }
+    e->recorded = true;
+  }
+
+  // One in-order queue per device and PJRT-ordered transfers between
+  // devices: a stream never has to wait for an event explicitly.
+  void block(void* event, const c10::Stream& stream) const override {}
+
+  bool queryEvent(void* event) const override {
+    auto* e = as_event(event);
+    if (e == nullptr || !e->recorded) return true;
+    return runtime::is_idle(e->device);
+  }
+
+  void synchronizeEvent(void* event) const override {
+    auto* e = as_event(event);
+    if (e == nullptr || !e->recorded) return;
+    runtime::synchronize(e->device);
+  }
+
+  void destroyEvent(void* event, const c10::DeviceIndex) const noexcept override {
+    delete as_event(event);
+  }
+
+  double elapsedTime(void* start, void* end, const c10::DeviceIndex) const override {
+    auto* a = as_event(start);
+    auto* b = as_event(end);
+    TORCH_CHECK(a && b && a->recorded && b->recorded,
+                "Both events must be recorded before calculating elapsed time.");
+    TORCH_CHECK(a->timing && b->timing,
+                "Both events must be created with argument 'enable_timing=True'.");
+    return std::chrono::duration<double, std::milli>(b->when - a->when).count();
+  }
+
+ private:
+  static void check_type(c10::Device device) {
+    TORCH_CHECK(device.type() == kTpu, "expected a tpu device, got ", device);
+  }
+
+  static c10::Stream queue_of(c10::Device device) {
+    return c10::Stream(c10::Stream::DEFAULT,
+                       c10::Device(kTpu, resolve_device_index(device.index())));
+  }
+};
+
+}  // namespace
+
+C10_REGISTER_GUARD_IMPL(PrivateUse1, TpuGuardImpl);
+
+}  // namespace torch_tpu::aten

@@ -1,0 +1,57 @@
+// Tensor creation and resizing on tpu. No device memory is touched: a new
+// storage has no value until an op writes it (reads see zeros).
+#include <ATen/EmptyTensor.h>
+#include <ATen/core/Tensor.h>
+#include <torch/library.h>
+
+#include "aten/allocator.h"
+#include "aten/device_scope.h"
+#include "aten/dtypes.h"
+#include "aten/storage_resize.h"
+
+namespace torch_tpu::aten {
+
+namespace {
+
+constexpr c10::DispatchKeySet kTpuKeys{c10::DispatchKey::PrivateUse1};
+
+at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<at::ScalarType> dtype,
+                               std::optional<at::Layout> layout, std::optional<at::Device> device,
+                               std::optional<bool> pin_memory,
+                               std::optional<at::MemoryFormat> memory_format) {
+  auto scalar_type = c10::dtype_or_default(dtype);
+  (void)to_element_type(scalar_type, "aten::empty");
+  CurrentDeviceScope scope(checked_device_index(device));
+  return at::detail::empty_generic(size, tpu_allocator(), kTpuKeys, scalar_type, memory_format);
+}
+
+at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride,
+                         std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
+                         std::optional<at::Device> device, std::optional<bool> pin_memory) {
+  auto scalar_type = c10::dtype_or_default(dtype);
+  (void)to_element_type(scalar_type, "aten::empty_strided");
+  CurrentDeviceScope scope(checked_device_index(device));
+  return at::detail::empty_strided_generic(size, stride, tpu_allocator(), kTpuKeys, scalar_type);
+}
+
+const at::Tensor& resize_(const at::Tensor& self, c10::IntArrayRef size,
+                          std::optional<at::MemoryFormat> memory_format) {
+  auto* impl = self.unsafeGetTensorImpl();
+  for (int64_t s : size) TORCH_CHECK(s >= 0, "aten::resize_: negative size ", s);
+  impl->set_sizes_contiguous(size);
+  const size_t needed = at::detail::computeStorageNbytesContiguous(
+      size, self.dtype().itemsize(), self.storage_offset());
+  if (needed > self.storage().nbytes()) resize_storage_bytes(self.storage(), needed);
+  if (memory_format) impl->empty_tensor_restride(*memory_format);
+  return self;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("empty.memory_format", empty_memory_format);
+  m.impl("empty_strided", empty_strided);
+  m.impl("resize_", resize_);
+}
+
+}  // namespace torch_tpu::aten

@@ -1,0 +1,64 @@
+#include "aten/fallback.h"
+
+#include <ATen/native/CPUFallback.h>
+#include <c10/util/Exception.h>
+#include <torch/library.h>
+
+#include <atomic>
+#include <mutex>
+
+#include "runtime/config.h"
+
+namespace torch_tpu::aten {
+
+namespace {
+
+std::atomic<int> g_enabled{-1};  // -1: not read from the environment yet
+std::mutex g_mutex;
+std::map<std::string, int64_t> g_counts;
+
+void tpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const std::string name = op.schema().operator_name().name +
+                           (op.schema().overload_name().empty() ? "" : "." + op.schema().overload_name());
+  TORCH_CHECK_NOT_IMPLEMENTED(cpu_fallback_enabled(), name,
+                              " is not supported on tpu yet (set TORCH_TPU_CPU_FALLBACK=1 or call "
+                              "torch_tpu.set_cpu_fallback(True) to run it on the CPU)");
+  bool first = false;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    first = g_counts[name]++ == 0;
+  }
+  if (first) {
+    TORCH_WARN(name, " has no tpu lowering: running it on the CPU (inputs and outputs are copied)");
+  }
+  at::native::cpu_fallback(op, stack);
+}
+
+}  // namespace
+
+void set_cpu_fallback_enabled(bool enabled) { g_enabled.store(enabled ? 1 : 0); }
+
+bool cpu_fallback_enabled() {
+  int v = g_enabled.load();
+  if (v < 0) {
+    v = config::get_bool(config::kCpuFallback) ? 1 : 0;
+    g_enabled.store(v);
+  }
+  return v == 1;
+}
+
+std::map<std::string, int64_t> cpu_fallback_counts() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return g_counts;
+}
+
+void reset_cpu_fallback_counts() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_counts.clear();
+}
+
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&tpu_fallback>());
+}
+
+}  // namespace torch_tpu::aten

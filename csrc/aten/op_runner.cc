@@ -1,0 +1,258 @@
+#include "aten/op_runner.h"
+
+#include <ATen/EmptyTensor.h>
+#include <ATen/MemoryOverlap.h>
+#include <c10/util/Exception.h>
+
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+#include "aten/allocator.h"
+#include "aten/device_scope.h"
+#include "aten/dtypes.h"
+#include "pjrt/error.h"
+#include "pjrt/executable.h"
+#include "runtime/device_queue.h"
+#include "runtime/runtime.h"
+
+namespace torch_tpu::aten {
+
+namespace {
+
+using runtime::DeviceBuffer;
+using runtime::DeviceBufferPtr;
+
+// Raw bytes of `value` converted to `type`, as the device stores it.
+std::string scalar_bytes(const c10::Scalar& value, ElementType type) {
+  std::string out(element_size(type), '\0');
+  auto put = [&](auto v) { std::memcpy(out.data(), &v, sizeof v); };
+  switch (type) {
+    case ElementType::kPred: put(static_cast<uint8_t>(value.toBool())); break;
+    case ElementType::kS8: put(value.to<int8_t>()); break;
+    case ElementType::kS16: put(value.to<int16_t>()); break;
+    case ElementType::kS32: put(value.to<int32_t>()); break;
+    case ElementType::kS64: put(value.to<int64_t>()); break;
+    case ElementType::kU8: put(value.to<uint8_t>()); break;
+    case ElementType::kU16: put(value.to<uint16_t>()); break;
+    case ElementType::kU32: put(value.to<uint32_t>()); break;
+    case ElementType::kU64: put(value.to<uint64_t>()); break;
+    case ElementType::kF16: put(value.to<c10::Half>().x); break;
+    case ElementType::kBF16: put(value.to<c10::BFloat16>().x); break;
+    case ElementType::kF32: put(value.to<float>()); break;
+    case ElementType::kF64: put(value.to<double>()); break;
+    case ElementType::kC64: put(value.to<c10::complex<float>>()); break;
+    case ElementType::kC128: put(value.to<c10::complex<double>>()); break;
+  }
+  return out;
+}
+
+// Scalars repeat (alpha = 1, a learning rate for many steps): their device
+// copies are kept, per device, so a repeated value costs no transfer.
+class ScalarCache {
+ public:
+  DeviceBufferPtr get(int device, ElementType type, const c10::Scalar& value) {
+    std::string key = scalar_bytes(value, type);
+    key.push_back(static_cast<char>(type));
+    key.push_back(static_cast<char>(device));
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = buffers_.find(key);
+      if (it != buffers_.end()) return it->second;
+    }
+    auto& client = runtime::Runtime::get().client();
+    pjrt::Buffer buffer = client.buffer_from_host(key.data(), type, {}, {}, device);
+    auto value_buffer = std::make_shared<DeviceBuffer>(std::move(buffer), hlo::TensorType::scalar(type),
+                                                       device, /*counted=*/false);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (buffers_.size() >= kMaxEntries) buffers_.clear();
+    buffers_.emplace(std::move(key), value_buffer);
+    return value_buffer;
+  }
+
+ private:
+  static constexpr size_t kMaxEntries = 4096;
+  std::mutex mutex_;
+  std::unordered_map<std::string, DeviceBufferPtr> buffers_;
+};
+
+ScalarCache& scalar_cache() {
+  static auto* cache = new ScalarCache();  // outlives static destruction
+  return *cache;
+}
+
+struct Prepared {
+  std::string key;
+  std::vector<Operand> operands;
+  c10::Device device = c10::Device(c10::DeviceType::PrivateUse1, 0);
+};
+
+Prepared prepare(const OpCall& call) {
+  Prepared p;
+  p.device = common_device(call.tensors, call.name);
+  p.key.reserve(128);
+  p.key.append(call.name);
+  p.key.push_back('\0');
+  p.key.append(call.attributes);
+  p.key.push_back('\0');
+  p.operands.reserve(call.tensors.size());
+  for (const at::Tensor& t : call.tensors) {
+    p.operands.push_back(make_operand(t, call.name));
+    append_key(p.key, p.operands.back());
+  }
+  for (const ScalarInput& s : call.scalars) p.key.push_back(static_cast<char>(s.type));
+  return p;
+}
+
+std::vector<pjrt::c::Buffer*> arguments(const Prepared& p, const OpCall& call,
+                                        std::vector<DeviceBufferPtr>& keep_alive) {
+  std::vector<pjrt::c::Buffer*> args;
+  for (const Operand& o : p.operands) {
+    if (o.buffer) args.push_back(o.buffer->get());
+  }
+  for (const ScalarInput& s : call.scalars) {
+    keep_alive.push_back(scalar_cache().get(p.device.index(), s.type, s.value));
+    args.push_back(keep_alive.back()->get());
+  }
+  return args;
+}
+
+// Declares the parameters in argument order (operands with a buffer, then
+// scalars) and returns the operands' logical values.
+std::vector<hlo::Value> declare_inputs(hlo::Builder& b, const std::vector<Operand>& operands,
+                                       const OpCall& call, std::vector<hlo::Value>* scalars) {
+  std::vector<hlo::Value> tensors;
+  for (const Operand& o : operands) tensors.push_back(read_operand(b, o));
+  for (const ScalarInput& s : call.scalars) {
+    scalars->push_back(b.parameter(hlo::TensorType::scalar(s.type)));
+  }
+  return tensors;
+}
+
+}  // namespace
+
+std::vector<DeviceBufferPtr> run_program(const std::string& key, const char* op,
+                                         const std::function<std::string()>& build,
+                                         const std::vector<pjrt::c::Buffer*>& args, int device) {
+  std::shared_ptr<pjrt::LoadedExecutable> executable;
+  try {
+    executable = runtime::Runtime::get().compile_cache().get_or_compile(key, build);
+  } catch (const pjrt::PjrtError& e) {
+    TORCH_CHECK(false, op, ": compiling the tpu program failed: ", e.what());
+  }
+  pjrt::LoadedExecutable::Result result;
+  try {
+    result = executable->execute(args, device);
+  } catch (const pjrt::PjrtError& e) {
+    if (e.is_out_of_memory()) {
+      throw c10::OutOfMemoryError({__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
+                                  std::string(op) + ": tpu out of memory: " + e.what());
+    }
+    TORCH_CHECK(false, op, ": launching the tpu program failed: ", e.what());
+  }
+  runtime::track_completion(device, std::move(result.done));
+  std::vector<DeviceBufferPtr> outputs;
+  outputs.reserve(result.outputs.size());
+  const auto& specs = executable->outputs();
+  for (size_t i = 0; i < result.outputs.size(); ++i) {
+    outputs.push_back(std::make_shared<DeviceBuffer>(
+        std::move(result.outputs[i]), hlo::TensorType(specs[i].type, specs[i].dims), device));
+  }
+  return outputs;
+}
+
+namespace {
+
+std::string hlo_error(const OpCall& call, const std::exception& e) {
+  return std::string(call.name) + ": cannot lower this call for tpu: " + e.what();
+}
+
+}  // namespace
+
+c10::Device common_device(const std::vector<at::Tensor>& tensors, const char* op) {
+  std::optional<c10::Device> device;
+  for (const at::Tensor& t : tensors) {
+    if (!device) {
+      device = t.device();
+    } else if (t.device() != *device) {
+      TORCH_CHECK(false, "Expected all tensors to be on the same device, but found at least two devices, ",
+                  *device, " and ", t.device(), "! (when checking arguments for ", op, ")");
+    }
+  }
+  TORCH_CHECK(device && device->type() == c10::DeviceType::PrivateUse1, op,
+              ": expected tpu tensors");
+  return *device;
+}
+
+at::Tensor tensor_from_value(DeviceBufferPtr value, c10::Device device) {
+  const auto& type = value->type();
+  CurrentDeviceScope scope(value->device());
+  at::Tensor t = at::detail::empty_generic(type.dims, tpu_allocator(),
+                                           c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
+                                           to_scalar_type(type.dtype), std::nullopt);
+  TORCH_INTERNAL_ASSERT(t.device().index() == device.index() || device.index() < 0);
+  storage_value(t.storage()).set_value(std::move(value));
+  return t;
+}
+
+std::vector<at::Tensor> run_op(const OpCall& call, const LoweringBody& body) {
+  Prepared p = prepare(call);
+  auto build = [&] {
+    try {
+      hlo::Builder b(call.name);
+      std::vector<hlo::Value> scalars;
+      auto tensors = declare_inputs(b, p.operands, call, &scalars);
+      return b.build(body(b, tensors, scalars));
+    } catch (const hlo::HloError& e) {
+      TORCH_CHECK(false, hlo_error(call, e));
+    }
+  };
+  std::vector<DeviceBufferPtr> keep_alive;
+  auto args = arguments(p, call, keep_alive);
+  std::vector<at::Tensor> out;
+  for (auto& value : run_program(p.key, call.name, build, args, p.device.index())) {
+    out.push_back(tensor_from_value(std::move(value), p.device));
+  }
+  return out;
+}
+
+void run_op_into(const OpCall& call, const LoweringBody& body, const at::Tensor& dst) {
+  at::assert_no_internal_overlap(dst);
+  OpCall with_dst = call;
+  with_dst.tensors.push_back(dst);  // last operand: the destination's storage
+  Prepared p = prepare(with_dst);
+  p.key.push_back('W');
+  const Operand& target = p.operands.back();
+  auto build = [&] {
+    try {
+      hlo::Builder b(call.name);
+      std::vector<hlo::Value> scalars;
+      std::vector<Operand> inputs(p.operands.begin(), p.operands.end() - 1);
+      auto tensors = declare_inputs(b, inputs, call, &scalars);
+      hlo::Value storage;
+      bool has_storage = declare_storage(b, target, &storage);
+      std::vector<hlo::Value> outs = body(b, tensors, scalars);
+      TORCH_INTERNAL_ASSERT(outs.size() == 1, call.name, ": an in-place lowering returns one value");
+      hlo::Value value = outs[0];
+      if (value.dtype() != target.dtype) value = b.convert(value, target.dtype);
+      if (value.dims() != target.sizes) {
+        TORCH_CHECK(false, call.name, ": result shape ", hlo::dims_to_string(value.dims()),
+                    " does not match the destination's ", hlo::dims_to_string(target.sizes));
+      }
+      return b.build({write_operand(b, target, has_storage ? &storage : nullptr, value)});
+    } catch (const hlo::HloError& e) {
+      TORCH_CHECK(false, hlo_error(call, e));
+    }
+  };
+  // Arguments: the inputs, then the scalars, then the destination storage
+  // (when a partial write reads it) — the order build() declares them.
+  Prepared inputs_only = p;
+  inputs_only.operands.pop_back();
+  std::vector<DeviceBufferPtr> keep_alive;
+  auto args = arguments(inputs_only, call, keep_alive);
+  if (!target.whole_storage && target.buffer) args.push_back(target.buffer->get());
+  auto outputs = run_program(p.key, call.name, build, args, p.device.index());
+  storage_value(dst.storage()).set_value(std::move(outputs.at(0)));
+}
+
+}  // namespace torch_tpu::aten

@@ -1,0 +1,64 @@
+// Running one op in strict eager mode: key, cache lookup, launch.
+//
+// An op call names its lowering and the attributes that shape the program,
+// lists its tensor operands and its runtime scalars (values that change from
+// call to call, such as alpha or a learning rate, travel as 0-dim inputs so
+// they never cause a recompile). The key is built from those alone; the
+// lowering runs only when the compile cache misses.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Scalar.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "aten/operand.h"
+#include "hlo/builder.h"
+#include "runtime/device_buffer.h"
+
+namespace torch_tpu::aten {
+
+// A runtime scalar input of a given element type.
+struct ScalarInput {
+  ElementType type;
+  c10::Scalar value;
+};
+
+// Builds an op's outputs from its operands' logical values and its scalars
+// (0-dim values of their ScalarInput types).
+using LoweringBody = std::function<std::vector<hlo::Value>(
+    hlo::Builder& b, const std::vector<hlo::Value>& tensors, const std::vector<hlo::Value>& scalars)>;
+
+struct OpCall {
+  const char* name;          // the ATen op, for keys and messages ("aten::add")
+  std::string attributes;    // everything else the program depends on
+  std::vector<at::Tensor> tensors;
+  std::vector<ScalarInput> scalars;
+};
+
+// Runs the op and returns its outputs as new tpu tensors.
+std::vector<at::Tensor> run_op(const OpCall& call, const LoweringBody& body);
+
+// Runs the op and writes its single output into `dst` (an in-place op or an
+// out= variant): the output is converted to dst's dtype and written through
+// dst's view, updating its storage for every alias.
+void run_op_into(const OpCall& call, const LoweringBody& body, const at::Tensor& dst);
+
+// The device all tpu tensors of a call live on; raises the same error as
+// CUDA when they are on different devices.
+c10::Device common_device(const std::vector<at::Tensor>& tensors, const char* op);
+
+// Compiles (or finds in the cache) the program under `key` and launches it
+// on `device`; the building block under run_op, for programs that are not a
+// call of one ATen op (storage resizes, copies). `op` names it in errors.
+std::vector<runtime::DeviceBufferPtr> run_program(const std::string& key, const char* op,
+                                                  const std::function<std::string()>& build,
+                                                  const std::vector<pjrt::c::Buffer*>& args,
+                                                  int device);
+
+// A new tpu tensor holding `value` (its shape and dtype).
+at::Tensor tensor_from_value(runtime::DeviceBufferPtr value, c10::Device device);
+
+}  // namespace torch_tpu::aten

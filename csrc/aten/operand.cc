@@ -1,0 +1,168 @@
+#include "aten/operand.h"
+
+#include <ATen/TensorUtils.h>
+#include <c10/util/Exception.h>
+
+#include <cstring>
+
+#include "aten/allocator.h"
+#include "aten/dtypes.h"
+
+namespace torch_tpu::aten {
+
+namespace {
+
+void append_i64(std::string& key, int64_t v) {
+  char bytes[sizeof v];
+  std::memcpy(bytes, &v, sizeof v);
+  key.append(bytes, sizeof v);
+}
+
+void append_dims(std::string& key, const std::vector<int64_t>& dims) {
+  append_i64(key, static_cast<int64_t>(dims.size()));
+  for (int64_t d : dims) append_i64(key, d);
+}
+
+bool is_contiguous(const Operand& o) {
+  int64_t expected = 1;
+  for (int64_t i = static_cast<int64_t>(o.sizes.size()) - 1; i >= 0; --i) {
+    if (o.sizes[i] == 1) continue;
+    if (o.strides[i] != expected) return false;
+    expected *= o.sizes[i];
+  }
+  return true;
+}
+
+int64_t numel(const std::vector<int64_t>& sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  return n;
+}
+
+hlo::TensorType flat_type(ElementType dtype, int64_t n) { return hlo::TensorType(dtype, {n}); }
+
+// The storage value as a flat vector of the tensor's element type.
+hlo::Value flatten_storage(hlo::Builder& b, const Operand& o, const hlo::Value& storage) {
+  hlo::Value flat = b.reshape(storage, {storage.type().num_elements()});
+  if (storage.dtype() != o.dtype) {
+    TORCH_CHECK_NOT_IMPLEMENTED(
+        element_size(storage.dtype()) == element_size(o.dtype),
+        "tpu: viewing a storage written as ", short_name(storage.dtype()), " as ",
+        short_name(o.dtype), " (another element size) is not supported yet");
+    flat = b.bitcast_convert(flat, flat_type(o.dtype, flat.type().num_elements()));
+  }
+  return flat;
+}
+
+// Element indices into the flat storage of every element of the view, as an
+// s64 tensor of shape sizes + [1] (the gather/scatter index vector).
+hlo::Value view_indices(hlo::Builder& b, const Operand& o) {
+  std::vector<int64_t> shape = o.sizes;
+  hlo::TensorType index_type(ElementType::kS64, shape);
+  hlo::Value index = b.constant_splat_int(o.offset, index_type);
+  for (size_t d = 0; d < o.sizes.size(); ++d) {
+    if (o.sizes[d] == 1 || o.strides[d] == 0) continue;
+    hlo::Value step = b.multiply(b.iota(index_type, static_cast<int64_t>(d)),
+                                 b.constant_splat_int(o.strides[d], index_type));
+    index = b.add(index, step);
+  }
+  shape.push_back(1);
+  return b.reshape(index, shape);
+}
+
+}  // namespace
+
+Operand make_operand(const at::Tensor& t, const char* op) {
+  TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1, op,
+              ": expected a tpu tensor, got one on ", t.device());
+  Operand o;
+  o.dtype = to_element_type(t.scalar_type(), op);
+  o.sizes = t.sizes().vec();
+  o.strides = t.strides().vec();
+  o.offset = t.storage_offset();
+  const auto& storage = t.storage();
+  o.buffer = storage_value(storage).value();
+  o.storage_elements = static_cast<int64_t>(storage.nbytes() / element_size(o.dtype));
+  const bool contiguous = is_contiguous(o);
+  o.whole_storage = contiguous && o.offset == 0 && numel(o.sizes) == o.storage_elements;
+  o.direct = o.buffer && contiguous && o.offset == 0 && o.buffer->type().dtype == o.dtype &&
+             o.buffer->type().dims == o.sizes;
+  return o;
+}
+
+void append_key(std::string& key, const Operand& o) {
+  key.push_back(static_cast<char>(o.dtype));
+  if (o.direct) {
+    key.push_back('D');
+    append_dims(key, o.sizes);
+    return;
+  }
+  if (o.buffer) {
+    key.push_back('V');
+    key.push_back(static_cast<char>(o.buffer->type().dtype));
+    append_dims(key, o.buffer->type().dims);
+  } else {
+    key.push_back('Z');
+    append_i64(key, o.storage_elements);
+  }
+  append_dims(key, o.sizes);
+  append_dims(key, o.strides);
+  append_i64(key, o.offset);
+}
+
+hlo::Value read_operand(hlo::Builder& b, const Operand& o) {
+  hlo::TensorType type(o.dtype, o.sizes);
+  if (o.direct) return b.parameter(o.buffer->type());
+  if (!o.buffer) return b.constant_splat_int(0, type);  // never written: zeros
+  hlo::Value storage = b.parameter(o.buffer->type());
+  if (numel(o.sizes) == 0) return b.constant_splat_int(0, type);
+  hlo::Value flat = flatten_storage(b, o, storage);
+  if (is_contiguous(o)) {
+    hlo::Value part = b.slice(flat, {o.offset}, {o.offset + numel(o.sizes)}, {1});
+    return b.reshape(part, o.sizes);
+  }
+  hlo::GatherDims dims;
+  dims.collapsed_slice_dims = {0};
+  dims.start_index_map = {0};
+  dims.index_vector_dim = static_cast<int64_t>(o.sizes.size());
+  return b.gather(flat, view_indices(b, o), dims, {1});
+}
+
+bool declare_storage(hlo::Builder& b, const Operand& dst, hlo::Value* storage) {
+  if (dst.whole_storage || !dst.buffer) return false;
+  *storage = b.parameter(dst.buffer->type());
+  return true;
+}
+
+hlo::Value write_operand(hlo::Builder& b, const Operand& dst, const hlo::Value* storage,
+                         const hlo::Value& value) {
+  if (dst.whole_storage) return value;  // the storage takes the new value and shape
+  // A partial write: update the flat storage (zeros if never written) and
+  // give it back its own shape and type.
+  hlo::Value flat = storage ? flatten_storage(b, dst, *storage)
+                            : b.constant_splat_int(0, flat_type(dst.dtype, dst.storage_elements));
+  if (numel(dst.sizes) > 0) {
+    hlo::Value update = b.reshape(value, {numel(dst.sizes)});
+    if (is_contiguous(dst)) {
+      hlo::Value start = b.constant_splat_int(dst.offset, hlo::TensorType::scalar(ElementType::kS64));
+      flat = b.dynamic_update_slice(flat, update, {start});
+    } else {
+      hlo::ScatterDims dims;
+      dims.inserted_window_dims = {0};
+      dims.scatter_dims_to_operand_dims = {0};
+      dims.index_vector_dim = 1;
+      hlo::Value indices = b.reshape(view_indices(b, dst), {numel(dst.sizes), 1});
+      auto overwrite = [](hlo::Builder&, const std::vector<hlo::Value>& args) {
+        return std::vector<hlo::Value>{args[1]};
+      };
+      flat = b.scatter({flat}, indices, {update}, dims, overwrite, false, true)[0];
+    }
+  }
+  if (!storage) return flat;
+  if (storage->dtype() != dst.dtype) {
+    flat = b.bitcast_convert(flat, hlo::TensorType(storage->dtype(), flat.dims()));
+  }
+  return b.reshape(flat, storage->dims());
+}
+
+}  // namespace torch_tpu::aten

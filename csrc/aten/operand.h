@@ -1,0 +1,57 @@
+// How a program reads and writes tpu tensors.
+//
+// A program never receives a tensor: it receives the device value of the
+// tensor's storage (its own shape and type) and applies the tensor's view
+// geometry itself, so reading a view costs no separate launch and every
+// alias of a storage sees every write. The view geometry is part of the
+// program's cache key.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <string>
+#include <vector>
+
+#include "hlo/builder.h"
+#include "runtime/device_buffer.h"
+
+namespace torch_tpu::aten {
+
+// One tensor as a program sees it.
+struct Operand {
+  runtime::DeviceBufferPtr buffer;  // the storage value; null: never written (reads as zeros)
+  ElementType dtype;                // the tensor's
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;
+  int64_t offset = 0;
+  int64_t storage_elements = 0;  // storage size in elements of `dtype`
+  // The buffer is exactly this tensor: same type and shape, contiguous,
+  // offset 0. The common case, read with no view ops.
+  bool direct = false;
+  // The tensor covers its whole storage contiguously: writing it replaces
+  // the storage value outright.
+  bool whole_storage = false;
+};
+
+Operand make_operand(const at::Tensor& t, const char* op);
+
+// Appends what the program depends on: dtype, storage value type, geometry.
+void append_key(std::string& key, const Operand& operand);
+
+// Declares the operand's parameter (when it has a buffer) and returns the
+// tensor's logical value inside the program.
+hlo::Value read_operand(hlo::Builder& b, const Operand& operand);
+
+// Inside a program: the storage value after writing `value` (the logical
+// value of the destination tensor, already of its dtype and shape) into
+// `dst`'s view. `storage` is the storage's current value as declared by
+// declare_storage(); ignored when `dst.whole_storage`.
+hlo::Value write_operand(hlo::Builder& b, const Operand& dst, const hlo::Value* storage,
+                         const hlo::Value& value);
+
+// Declares `dst`'s storage as a parameter when a partial write needs it;
+// returns false when no parameter was declared (whole write, or a storage
+// never written, which starts from zeros).
+bool declare_storage(hlo::Builder& b, const Operand& dst, hlo::Value* storage);
+
+}  // namespace torch_tpu::aten

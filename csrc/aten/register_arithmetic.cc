@@ -1,0 +1,190 @@
+// ATen glue for add, sub, mul, div and fill_: type promotion, broadcasting
+// checks and the functional / in-place / out= forms, all calling the one
+// lowering of each op in csrc/ops/elementwise/arithmetic.cc.
+#include <ATen/ExpandUtils.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/result_type.h>
+#include <c10/core/ScalarType.h>
+#include <torch/library.h>
+
+#include <optional>
+#include <string>
+
+#include "aten/dtypes.h"
+#include "aten/elementwise_args.h"
+#include "aten/op_runner.h"
+#include "ops/elementwise/arithmetic.h"
+
+namespace torch_tpu::aten {
+
+namespace {
+
+enum class Binary { kAdd, kSub, kMul, kDiv };
+
+const char* op_name(Binary op) {
+  switch (op) {
+    case Binary::kAdd: return "aten::add";
+    case Binary::kSub: return "aten::sub";
+    case Binary::kMul: return "aten::mul";
+    case Binary::kDiv: return "aten::div";
+  }
+  return "?";
+}
+
+ops::RoundingMode rounding(std::optional<c10::string_view> mode) {
+  if (!mode) return ops::RoundingMode::kTrue;
+  if (*mode == "trunc") return ops::RoundingMode::kTrunc;
+  TORCH_CHECK(*mode == "floor", "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '",
+              *mode, "'");
+  return ops::RoundingMode::kFloor;
+}
+
+c10::ScalarType result_dtype(Binary op, const at::Tensor& self, const at::Tensor& other,
+                             ops::RoundingMode mode) {
+  c10::ScalarType t = at::result_type(self, other);
+  if (op == Binary::kDiv && mode == ops::RoundingMode::kTrue && c10::isIntegralType(t, true)) {
+    t = c10::typeMetaToScalarType(c10::get_default_dtype());
+  }
+  if (op == Binary::kSub) {
+    TORCH_CHECK(t != c10::ScalarType::Bool,
+                "Subtraction, the `-` operator, with two bool tensors is not supported. "
+                "Use the `^` or `logical_xor()` operator instead.");
+  }
+  return t;
+}
+
+struct Prepared {
+  OpCall call;
+  ArgSlot self, other;
+  bool has_alpha = false;
+  ElementType out;
+  ops::RoundingMode mode;
+};
+
+Prepared prepare(Binary op, const at::Tensor& self, const at::Tensor& other,
+                 const c10::Scalar& alpha, ops::RoundingMode mode, c10::ScalarType dtype) {
+  Prepared p{OpCall{op_name(op), "", {}, {}}, {}, {}, false, to_element_type(dtype, op_name(op)), mode};
+  p.self = add_arg(p.call, self, p.out);
+  p.other = add_arg(p.call, other, p.out);
+  if ((op == Binary::kAdd || op == Binary::kSub) && !(alpha.isIntegral(true) && alpha.toLong() == 1)) {
+    TORCH_CHECK(!c10::isIntegralType(dtype, true) || alpha.isIntegral(true),
+                "For integral input tensors, argument alpha must not be a floating point number.");
+    p.call.scalars.push_back({p.out, alpha});
+    p.has_alpha = true;
+  }
+  p.call.attributes.push_back(static_cast<char>(p.out));
+  p.call.attributes.push_back(static_cast<char>(mode));
+  append_slot(p.call.attributes, p.self);
+  append_slot(p.call.attributes, p.other);
+  return p;
+}
+
+LoweringBody body(Binary op, const Prepared& p) {
+  return [op, self = p.self, other = p.other, has_alpha = p.has_alpha, out = p.out, mode = p.mode](
+             hlo::Builder& b, const std::vector<hlo::Value>& tensors, const std::vector<hlo::Value>& scalars) {
+    const hlo::Value& x = self.pick(tensors, scalars);
+    const hlo::Value& y = other.pick(tensors, scalars);
+    std::optional<hlo::Value> alpha;
+    if (has_alpha) alpha = scalars.back();
+    switch (op) {
+      case Binary::kAdd: return std::vector<hlo::Value>{ops::lower_add(b, x, y, alpha, out)};
+      case Binary::kSub: return std::vector<hlo::Value>{ops::lower_sub(b, x, y, alpha, out)};
+      case Binary::kMul: return std::vector<hlo::Value>{ops::lower_mul(b, x, y, out)};
+      case Binary::kDiv: return std::vector<hlo::Value>{ops::lower_div(b, x, y, out, mode)};
+    }
+    return std::vector<hlo::Value>{};
+  };
+}
+
+at::Tensor binary(Binary op, const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha,
+                  ops::RoundingMode mode = ops::RoundingMode::kTrue) {
+  Prepared p = prepare(op, self, other, alpha, mode, result_dtype(op, self, other, mode));
+  return run_op(p.call, body(op, p)).at(0);
+}
+
+at::Tensor& binary_into(Binary op, const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha,
+                        at::Tensor& out, bool inplace, ops::RoundingMode mode = ops::RoundingMode::kTrue) {
+  const c10::ScalarType dtype = result_dtype(op, self, other, mode);
+  TORCH_CHECK(c10::canCast(dtype, out.scalar_type()), "result type ", dtype,
+              " can't be cast to the desired output type ", out.scalar_type());
+  const auto shape = at::infer_size(self.sizes(), other.sizes());
+  if (inplace) {
+    TORCH_CHECK(out.sizes() == c10::IntArrayRef(shape), "output with shape ", out.sizes(),
+                " doesn't match the broadcast shape ", c10::IntArrayRef(shape));
+  } else {
+    at::native::resize_output(out, shape);
+  }
+  Prepared p = prepare(op, self, other, alpha, mode, dtype);
+  run_op_into(p.call, body(op, p), out);
+  return out;
+}
+
+at::Tensor add(const at::Tensor& s, const at::Tensor& o, const c10::Scalar& a) { return binary(Binary::kAdd, s, o, a); }
+at::Tensor& add_(at::Tensor& s, const at::Tensor& o, const c10::Scalar& a) { return binary_into(Binary::kAdd, s, o, a, s, true); }
+at::Tensor& add_out(const at::Tensor& s, const at::Tensor& o, const c10::Scalar& a, at::Tensor& out) { return binary_into(Binary::kAdd, s, o, a, out, false); }
+at::Tensor sub(const at::Tensor& s, const at::Tensor& o, const c10::Scalar& a) { return binary(Binary::kSub, s, o, a); }
+at::Tensor& sub_(at::Tensor& s, const at::Tensor& o, const c10::Scalar& a) { return binary_into(Binary::kSub, s, o, a, s, true); }
+at::Tensor& sub_out(const at::Tensor& s, const at::Tensor& o, const c10::Scalar& a, at::Tensor& out) { return binary_into(Binary::kSub, s, o, a, out, false); }
+at::Tensor mul(const at::Tensor& s, const at::Tensor& o) { return binary(Binary::kMul, s, o, 1); }
+at::Tensor& mul_(at::Tensor& s, const at::Tensor& o) { return binary_into(Binary::kMul, s, o, 1, s, true); }
+at::Tensor& mul_out(const at::Tensor& s, const at::Tensor& o, at::Tensor& out) { return binary_into(Binary::kMul, s, o, 1, out, false); }
+at::Tensor div(const at::Tensor& s, const at::Tensor& o) { return binary(Binary::kDiv, s, o, 1); }
+at::Tensor& div_(at::Tensor& s, const at::Tensor& o) { return binary_into(Binary::kDiv, s, o, 1, s, true); }
+at::Tensor& div_out(const at::Tensor& s, const at::Tensor& o, at::Tensor& out) { return binary_into(Binary::kDiv, s, o, 1, out, false); }
+at::Tensor div_mode(const at::Tensor& s, const at::Tensor& o, std::optional<c10::string_view> m) {
+  return binary(Binary::kDiv, s, o, 1, rounding(m));
+}
+at::Tensor& div_mode_(at::Tensor& s, const at::Tensor& o, std::optional<c10::string_view> m) {
+  return binary_into(Binary::kDiv, s, o, 1, s, true, rounding(m));
+}
+at::Tensor& div_mode_out(const at::Tensor& s, const at::Tensor& o, std::optional<c10::string_view> m, at::Tensor& out) {
+  return binary_into(Binary::kDiv, s, o, 1, out, false, rounding(m));
+}
+
+at::Tensor& fill_scalar(at::Tensor& self, const c10::Scalar& value) {
+  const ElementType out = to_element_type(self.scalar_type(), "aten::fill_");
+  OpCall call{"aten::fill_", std::string(1, static_cast<char>(out)), {}, {{out, value}}};
+  auto dims = self.sizes().vec();
+  run_op_into(call, [dims, out](hlo::Builder& b, const std::vector<hlo::Value>&, const std::vector<hlo::Value>& s) {
+    return std::vector<hlo::Value>{ops::lower_fill(b, s[0], dims, out)};
+  }, self);
+  return self;
+}
+
+at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value) {
+  TORCH_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ",
+              value.dim(), " dimensions.");
+  if (value.device().is_cpu()) return fill_scalar(self, value.item());
+  const ElementType out = to_element_type(self.scalar_type(), "aten::fill_");
+  OpCall call{"aten::fill_", std::string(1, static_cast<char>(out)), {value}, {}};
+  auto dims = self.sizes().vec();
+  run_op_into(call, [dims, out](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
+    return std::vector<hlo::Value>{ops::lower_fill(b, t[0], dims, out)};
+  }, self);
+  return self;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("add.Tensor", add);
+  m.impl("add_.Tensor", add_);
+  m.impl("add.out", add_out);
+  m.impl("sub.Tensor", sub);
+  m.impl("sub_.Tensor", sub_);
+  m.impl("sub.out", sub_out);
+  m.impl("mul.Tensor", mul);
+  m.impl("mul_.Tensor", mul_);
+  m.impl("mul.out", mul_out);
+  m.impl("div.Tensor", div);
+  m.impl("div_.Tensor", div_);
+  m.impl("div.out", div_out);
+  m.impl("div.Tensor_mode", div_mode);
+  m.impl("div_.Tensor_mode", div_mode_);
+  m.impl("div.out_mode", div_mode_out);
+  m.impl("fill_.Scalar", fill_scalar);
+  m.impl("fill_.Tensor", fill_tensor);
+}
+
+}  // namespace torch_tpu::aten

@@ -1,0 +1,35 @@
+// View ops that PyTorch implements per backend. They only change metadata
+// (sizes, strides, offset) over the same storage; reading a view lowers the
+// geometry inside the reading op's program (csrc/aten/operand.cc).
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/_reshape_alias_native.h>
+#include <ATen/ops/as_strided_native.h>
+#include <ATen/ops/set_native.h>
+#include <ATen/ops/unfold_native.h>
+#include <ATen/ops/view_native.h>
+#include <torch/library.h>
+
+namespace torch_tpu::aten {
+
+namespace {
+
+at::Tensor& set_storage(at::Tensor& self, at::Storage source, int64_t storage_offset,
+                        c10::IntArrayRef size, c10::IntArrayRef stride) {
+  // The CPU variant only checks arguments and updates metadata; it never
+  // touches the storage's memory.
+  return at::native::set_storage_cpu_(self, std::move(source), storage_offset, size, stride);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("view", at::native::view);
+  m.impl("as_strided", at::native::as_strided_tensorimpl);
+  m.impl("_reshape_alias", at::native::_reshape_alias);
+  m.impl("unfold", at::native::unfold);
+  m.impl("set_.source_Storage_storage_offset", set_storage);
+  m.impl("set_.source_Storage", at::native::set_);
+  m.impl("set_.source_Tensor", at::native::set_tensor_);
+}
+
+}  // namespace torch_tpu::aten

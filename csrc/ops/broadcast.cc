@@ -1,0 +1,36 @@
+#include "ops/broadcast.h"
+
+#include <algorithm>
+#include <string>
+
+namespace torch_tpu::ops {
+
+std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
+                                      const char* op) {
+  const size_t rank = std::max(a.size(), b.size());
+  std::vector<int64_t> out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1) {
+      throw hlo::HloError(std::string(op) + ": shapes " + hlo::dims_to_string(a) + " and " +
+                          hlo::dims_to_string(b) + " do not broadcast");
+    }
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+hlo::Value broadcast_to(hlo::Builder& b, const hlo::Value& x, const std::vector<int64_t>& dims) {
+  if (x.dims() == dims) return x;
+  const int64_t offset = static_cast<int64_t>(dims.size()) - x.rank();
+  std::vector<int64_t> map(x.rank());
+  for (int64_t i = 0; i < x.rank(); ++i) map[i] = offset + i;
+  return b.broadcast_in_dim(x, dims, map);
+}
+
+hlo::Value convert_to(hlo::Builder& b, const hlo::Value& x, ElementType type) {
+  return x.dtype() == type ? x : b.convert(x, type);
+}
+
+}  // namespace torch_tpu::ops

@@ -1,0 +1,23 @@
+// Shape helpers shared by the lowerings: NumPy-style broadcasting and
+// dtype conversion of operands.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "hlo/builder.h"
+
+namespace torch_tpu::ops {
+
+// The broadcast shape of `a` and `b`; throws hlo::HloError naming `op`
+// when they do not broadcast.
+std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
+                                      const char* op);
+
+// `x` broadcast (right-aligned) to `dims`; `x` itself when it already has them.
+hlo::Value broadcast_to(hlo::Builder& b, const hlo::Value& x, const std::vector<int64_t>& dims);
+
+// `x` converted to `type`; `x` itself when it already has it.
+hlo::Value convert_to(hlo::Builder& b, const hlo::Value& x, ElementType type);
+
+}  // namespace torch_tpu::ops

@@ -1,0 +1,42 @@
+#include "runtime/device_buffer.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace torch_tpu::runtime {
+
+void DeviceMemoryStats::add(int64_t bytes) {
+  int64_t now = allocated.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  int64_t seen = peak.load(std::memory_order_relaxed);
+  while (now > seen && !peak.compare_exchange_weak(seen, now, std::memory_order_relaxed)) {
+  }
+}
+
+DeviceMemoryStats& memory_stats(int device) {
+  static DeviceMemoryStats stats[kMaxDevices];
+  if (device < 0 || device >= kMaxDevices) {
+    throw std::out_of_range("device index " + std::to_string(device) + " is out of range");
+  }
+  return stats[device];
+}
+
+DeviceBuffer::DeviceBuffer(pjrt::Buffer buffer, hlo::TensorType type, int device, bool counted)
+    : buffer_(std::move(buffer)), type_(std::move(type)), device_(device), counted_(counted) {
+  // The logical size, not on_device_size(): asking the plugin costs a call
+  // per buffer on the hot path, and padding is the plugin's business.
+  bytes_ = type_.num_elements() * static_cast<int64_t>(element_size(type_.dtype));
+  if (!counted_) return;
+  auto& stats = memory_stats(device_);
+  stats.add(bytes_);
+  stats.num_buffers.fetch_add(1, std::memory_order_relaxed);
+  stats.num_allocs.fetch_add(1, std::memory_order_relaxed);
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (!counted_) return;
+  auto& stats = memory_stats(device_);
+  stats.sub(bytes_);
+  stats.num_buffers.fetch_sub(1, std::memory_order_relaxed);
+}
+
+}  // namespace torch_tpu::runtime

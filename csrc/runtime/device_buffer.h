@@ -1,0 +1,56 @@
+// A device buffer as the runtime tracks it: the PJRT buffer plus its place
+// in the per-device memory statistics. Storages, pending work and the
+// caches share DeviceBuffers; the memory is freed when the last one goes.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "hlo/types.h"
+#include "pjrt/buffer.h"
+
+namespace torch_tpu::runtime {
+
+// Bytes of live device buffers per device: what memory_allocated() reports.
+struct DeviceMemoryStats {
+  std::atomic<int64_t> allocated{0};
+  std::atomic<int64_t> peak{0};
+  std::atomic<int64_t> num_buffers{0};
+  std::atomic<int64_t> num_allocs{0};  // cumulative
+
+  void add(int64_t bytes);
+  void sub(int64_t bytes) { allocated.fetch_sub(bytes, std::memory_order_relaxed); }
+  void reset_peak() { peak.store(allocated.load()); }
+};
+
+// Statistics of `device` (0 <= device < kMaxDevices).
+DeviceMemoryStats& memory_stats(int device);
+inline constexpr int kMaxDevices = 64;
+
+class DeviceBuffer {
+ public:
+  // `counted`: whether the buffer shows in memory_stats (runtime-internal
+  // caches such as scalar constants do not).
+  DeviceBuffer(pjrt::Buffer buffer, hlo::TensorType type, int device, bool counted = true);
+  ~DeviceBuffer();
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  const pjrt::Buffer& buffer() const { return buffer_; }
+  pjrt::c::Buffer* get() const { return buffer_.get(); }
+  const hlo::TensorType& type() const { return type_; }
+  int device() const { return device_; }
+  int64_t bytes() const { return bytes_; }
+
+ private:
+  pjrt::Buffer buffer_;
+  hlo::TensorType type_;
+  int device_;
+  int64_t bytes_;
+  bool counted_;
+};
+
+using DeviceBufferPtr = std::shared_ptr<DeviceBuffer>;
+
+}  // namespace torch_tpu::runtime

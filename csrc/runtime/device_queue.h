@@ -1,0 +1,23 @@
+// Completion tracking per device. Every launch (execution or transfer)
+// hands its completion event here; synchronize() waits for all of them.
+// The device behaves as one in-order queue: data dependencies between
+// programs are ordered by PJRT through buffer definition events, and the
+// host waits only at sync points.
+#pragma once
+
+#include "pjrt/event.h"
+
+namespace torch_tpu::runtime {
+
+// Records work on `device` that completes when `done` fires. Errors of
+// asynchronous work surface at the next synchronize() of that device.
+void track_completion(int device, pjrt::Event done);
+
+// Blocks until all work launched on `device` so far has completed; throws
+// the first error any of it produced.
+void synchronize(int device);
+
+// True when all work launched on `device` has completed.
+bool is_idle(int device);
+
+}  // namespace torch_tpu::runtime

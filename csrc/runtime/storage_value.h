@@ -1,0 +1,53 @@
+// What a tpu storage holds. A PyTorch storage on the device has an ordinary
+// StorageImpl whose DataPtr points to a pseudo-address (never dereferenced)
+// and carries a StorageValue as its context: the storage's current device
+// value. The value keeps the shape and element type of the tensor that last
+// wrote the whole storage (on a TPU a reshape can cost a relayout), or is
+// empty when nothing has written the storage yet.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+
+#include "runtime/device_buffer.h"
+
+namespace torch_tpu::runtime {
+
+class StorageValue {
+ public:
+  StorageValue(int device, size_t nbytes, uintptr_t address)
+      : device_(device), nbytes_(nbytes), address_(address) {}
+
+  int device() const { return device_; }
+  size_t nbytes() const { return nbytes_; }
+  uintptr_t address() const { return address_; }
+
+  // The current value; null when the storage was never written.
+  DeviceBufferPtr value() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return value_;
+  }
+  // Replaces the value (a functional update: readers holding the old value
+  // keep it alive until they finish).
+  void set_value(DeviceBufferPtr value) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    value_ = std::move(value);
+  }
+
+ private:
+  const int device_;
+  const size_t nbytes_;
+  const uintptr_t address_;
+  mutable std::mutex mutex_;
+  DeviceBufferPtr value_;
+};
+
+// A pseudo-address range for a new storage of `nbytes`: unique,
+// non-overlapping, in a reserved range no host pointer uses, so ATen's
+// pointer arithmetic and comparisons on data_ptr() work.
+uintptr_t reserve_address(size_t nbytes);
+
+// True when `address` lies in the reserved range (getDeviceFromPtr).
+bool is_device_address(uintptr_t address);
+
+}  // namespace torch_tpu::runtime
