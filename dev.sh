@@ -23,8 +23,8 @@ setup_venv() {
   fi
   # Build tools come from this venv so the build needs no isolation.
   local need=()
-  "$PY" -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '2.13.0')" 2>/dev/null || need+=("$TORCH_PIN")
-  "$PY" -c "import numpy, pytest, scikit_build_core" 2>/dev/null || need+=(numpy pytest "scikit-build-core>=0.10" cmake ninja)
+  TORCH_DEVICE_BACKEND_AUTOLOAD=0 "$PY" -I -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '2.13.0')" 2>/dev/null || need+=("$TORCH_PIN")
+  "$PY" -I -c "import numpy, pytest, scikit_build_core" 2>/dev/null || need+=(numpy pytest "scikit-build-core>=0.10" cmake ninja)
   [ -f "$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so" ] || need+=("$CPU_PLUGIN_PIN")
   if [ ${#need[@]} -gt 0 ]; then
     log "installing ${need[*]}"

@@ -41,17 +41,33 @@ int64_t numel(const std::vector<int64_t>& sizes) {
 
 hlo::TensorType flat_type(ElementType dtype, int64_t n) { return hlo::TensorType(dtype, {n}); }
 
+// A flat vector reinterpreted as another element type (the bytes kept):
+// how a storage written as one dtype is read through a view of another
+// (Tensor.view(dtype), untyped storage copies).
+hlo::Value reinterpret(hlo::Builder& b, const hlo::Value& flat, ElementType to) {
+  const ElementType from = flat.dtype();
+  if (from == to) return flat;
+  // i1 has no bit layout in StableHLO; a bool byte is 0 or 1.
+  if (from == ElementType::kPred) return reinterpret(b, b.convert(flat, ElementType::kU8), to);
+  if (to == ElementType::kPred) {
+    hlo::Value bytes = reinterpret(b, flat, ElementType::kU8);
+    return b.compare(bytes, b.constant_splat_int(0, bytes.type()), "NE");
+  }
+  const int64_t from_size = static_cast<int64_t>(element_size(from));
+  const int64_t to_size = static_cast<int64_t>(element_size(to));
+  const int64_t n = flat.type().num_elements();
+  if (from_size == to_size) return b.bitcast_convert(flat, hlo::TensorType(to, {n}));
+  if (from_size > to_size) {
+    const int64_t r = from_size / to_size;
+    return b.reshape(b.bitcast_convert(flat, hlo::TensorType(to, {n, r})), {n * r});
+  }
+  const int64_t r = to_size / from_size;
+  return b.bitcast_convert(b.reshape(flat, {n / r, r}), hlo::TensorType(to, {n / r}));
+}
+
 // The storage value as a flat vector of the tensor's element type.
 hlo::Value flatten_storage(hlo::Builder& b, const Operand& o, const hlo::Value& storage) {
-  hlo::Value flat = b.reshape(storage, {storage.type().num_elements()});
-  if (storage.dtype() != o.dtype) {
-    TORCH_CHECK_NOT_IMPLEMENTED(
-        element_size(storage.dtype()) == element_size(o.dtype),
-        "tpu: viewing a storage written as ", short_name(storage.dtype()), " as ",
-        short_name(o.dtype), " (another element size) is not supported yet");
-    flat = b.bitcast_convert(flat, flat_type(o.dtype, flat.type().num_elements()));
-  }
-  return flat;
+  return reinterpret(b, b.reshape(storage, {storage.type().num_elements()}), o.dtype);
 }
 
 // Element indices into the flat storage of every element of the view, as an
@@ -159,10 +175,7 @@ hlo::Value write_operand(hlo::Builder& b, const Operand& dst, const hlo::Value* 
     }
   }
   if (!storage) return flat;
-  if (storage->dtype() != dst.dtype) {
-    flat = b.bitcast_convert(flat, hlo::TensorType(storage->dtype(), flat.dims()));
-  }
-  return b.reshape(flat, storage->dims());
+  return b.reshape(reinterpret(b, flat, storage->dtype()), storage->dims());
 }
 
 }  // namespace torch_tpu::aten

@@ -47,9 +47,14 @@ c10::ScalarType result_dtype(Binary op, const at::Tensor& self, const at::Tensor
     t = c10::typeMetaToScalarType(c10::get_default_dtype());
   }
   if (op == Binary::kSub) {
-    TORCH_CHECK(t != c10::ScalarType::Bool,
+    const bool self_bool = self.scalar_type() == c10::ScalarType::Bool;
+    const bool other_bool = other.scalar_type() == c10::ScalarType::Bool;
+    TORCH_CHECK(!(self_bool && other_bool),
                 "Subtraction, the `-` operator, with two bool tensors is not supported. "
                 "Use the `^` or `logical_xor()` operator instead.");
+    TORCH_CHECK(!(self_bool || other_bool),
+                "Subtraction, the `-` operator, with a bool tensor is not supported. "
+                "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
   }
   return t;
 }
@@ -165,9 +170,12 @@ at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value) {
   return self;
 }
 
+at::Tensor& zero_(at::Tensor& self) { return fill_scalar(self, 0); }
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("zero_", zero_);
   m.impl("add.Tensor", add);
   m.impl("add_.Tensor", add_);
   m.impl("add.out", add_out);

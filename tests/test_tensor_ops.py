@@ -1,0 +1,154 @@
+"""The first tpu ops against CPU: arithmetic with broadcasting, promotion,
+scalars, alpha, non-contiguous, 0-dim and empty inputs; in-place and out=."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from torch_tpu import runtime
+from tpu_testing import assert_same, to_tpu
+
+SHAPES = [((), ()), ((0,), (0,)), ((5,), (5,)), ((2, 3), (2, 3)), ((2, 1), (1, 3)), ((4, 3), (3,)), ((2, 3), ())]
+FLOATS = [torch.float32, torch.bfloat16, torch.float16, torch.float64]
+
+
+def make(shape, dtype, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    if dtype == torch.bool:
+        return torch.randint(0, 2, shape, generator=g).bool()
+    if not dtype.is_floating_point:
+        return torch.randint(-9, 10, shape, generator=g).to(dtype)
+    return torch.randn(shape, generator=g).to(dtype)
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
+@pytest.mark.parametrize("dtype", FLOATS + [torch.int64, torch.int32], ids=str)
+@pytest.mark.parametrize("shapes", SHAPES, ids=str)
+def test_binary(op, dtype, shapes):
+    a, b = make(shapes[0], dtype, 1), make(shapes[1], dtype, 2)
+    if op == "div" and not dtype.is_floating_point:
+        b = torch.where(b == 0, torch.ones_like(b), b)
+    assert_same(getattr(torch, op), a, b)
+
+
+@pytest.mark.parametrize("mode", ["trunc", "floor"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64], ids=str)
+def test_div_rounding(mode, dtype):
+    a = torch.tensor([7, -7, 7, -7, 6, 0], dtype=dtype)
+    b = torch.tensor([2, 2, -2, -2, 3, 5], dtype=dtype)
+    assert_same(lambda x, y: torch.div(x, y, rounding_mode=mode), a, b)
+
+
+def test_bool_add_mul():
+    a, b = make((6,), torch.bool, 1), make((6,), torch.bool, 2)
+    assert_same(torch.add, a, b)
+    assert_same(torch.mul, a, b)
+
+
+@pytest.mark.parametrize("pair", [(torch.int64, torch.float32), (torch.int32, torch.int64),
+                                  (torch.bfloat16, torch.float32), (torch.bool, torch.int64),
+                                  (torch.float16, torch.bfloat16)], ids=str)
+def test_type_promotion(pair):
+    a, b = make((3, 2), pair[0], 1), make((3, 2), pair[1], 2)
+    assert_same(torch.add, a, b)
+    assert_same(torch.mul, a, b)
+
+
+@pytest.mark.parametrize("scalar", [2, -1.5, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64], ids=str)
+def test_python_scalars(scalar, dtype):
+    a = make((4,), dtype)
+    assert_same(lambda x: x + scalar, a)
+    assert_same(lambda x: x * scalar, a)
+    assert_same(lambda x: scalar - x, a)
+    assert_same(lambda x: x / (scalar if scalar else 1), a)
+
+
+def test_cpu_zero_dim_tensor_operand():
+    a = make((3,), torch.float32)
+    assert_same(lambda x: x + torch.tensor(2.5), a)
+    assert_same(lambda x: x * torch.tensor(3), a)
+
+
+@pytest.mark.parametrize("alpha", [2, -0.5])
+def test_alpha(alpha):
+    a, b = make((2, 3), torch.float32, 1), make((2, 3), torch.float32, 2)
+    assert_same(lambda x, y: torch.add(x, y, alpha=alpha), a, b)
+    assert_same(lambda x, y: torch.sub(x, y, alpha=alpha), a, b)
+
+
+def test_non_contiguous_inputs():
+    base = make((6, 8), torch.float32)
+    assert_same(lambda x, y: x + y, base.t(), base[::1, ::1].t())
+    assert_same(lambda x, y: x * y, base[::2, 1::3], base[1::2, ::3])
+    assert_same(lambda x: x + 1, base[2:5, 3])
+    assert_same(lambda x: x + 1, base.expand(2, 6, 8))
+
+
+@pytest.mark.parametrize("op", ["add_", "sub_", "mul_", "div_"])
+def test_in_place(op):
+    a, b = make((3, 4), torch.float32, 1), make((4,), torch.float32, 2)
+
+    def fn(x, y):
+        x = x.clone() if x.device.type == "cpu" else x + 0
+        getattr(x, op)(y)
+        return x
+
+    assert_same(fn, a, b)
+
+
+def test_out_variant_resizes():
+    a, b = make((2, 3), torch.float32, 1), make((2, 3), torch.float32, 2)
+
+    def fn(x, y):
+        out = torch.empty(0, device=x.device)
+        torch.add(x, y, out=out)
+        return out
+
+    assert_same(fn, a, b)
+
+
+def test_in_place_broadcast_mismatch_is_an_error():
+    x = torch.zeros(3, device="tpu")
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        x.add_(torch.zeros(2, 3, device="tpu"))
+
+
+def test_integer_in_place_with_float_is_an_error():
+    x = torch.zeros(3, dtype=torch.int64, device="tpu")
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        x.add_(torch.ones(3, device="tpu"))
+
+
+def test_fill_and_factories():
+    assert_same(lambda x: x.fill_(3.5), torch.empty(2, 3))
+    assert torch.equal(torch.ones(2, 3, device="tpu").cpu(), torch.ones(2, 3))
+    assert torch.equal(torch.zeros(4, dtype=torch.int32, device="tpu").cpu(), torch.zeros(4, dtype=torch.int32))
+    assert torch.equal(torch.full((2,), 7, device="tpu").cpu(), torch.full((2,), 7))
+    x = torch.empty(3, 3, device="tpu")
+    x.diagonal().fill_(1)
+    assert torch.equal(x.cpu(), torch.eye(3))
+
+
+def test_changing_scalars_do_not_recompile():
+    x = torch.ones(8, device="tpu")
+    y = torch.ones(8, device="tpu")
+    torch.add(x, y, alpha=0.5).cpu()
+    before = runtime.cache_stats()["compiles"]
+    for i in range(5):
+        x.add_(y, alpha=0.1 * (i + 1))
+        x.mul_(1.0 + i)
+    x.cpu()
+    assert runtime.cache_stats()["compiles"] - before <= 1  # mul_ by a scalar: once
+
+
+def test_mixed_devices_are_an_error():
+    with pytest.raises(RuntimeError, match="same device"):
+        torch.ones(3, device="tpu") + torch.ones(3)
+
+
+def test_unsupported_op_names_itself():
+    x = torch.ones(3, device="tpu")
+    with pytest.raises(NotImplementedError, match=r"aten::.* is not supported on tpu yet"):
+        torch.linalg.svd(x.reshape(1, 3))

@@ -1,0 +1,163 @@
+"""Views, aliasing and copies of tpu tensors, against CPU."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+import torch
+
+from torch_tpu import runtime
+from tpu_testing import assert_same, to_tpu
+
+VIEWS = {
+    "t": lambda x: x.t(),
+    "transpose": lambda x: x.transpose(0, 1),
+    "permute": lambda x: x.permute(1, 0),
+    "view": lambda x: x.view(3, 4),
+    "reshape": lambda x: x.reshape(-1),
+    "as_strided": lambda x: x.as_strided((2, 2), (1, 4), 1),
+    "expand": lambda x: x[:1].expand(5, 6),
+    "select": lambda x: x.select(1, 2),
+    "slice": lambda x: x[1:3, ::2],
+    "narrow": lambda x: x.narrow(1, 2, 3),
+    "squeeze": lambda x: x[:1].squeeze(0),
+    "unsqueeze": lambda x: x.unsqueeze(1),
+    "diagonal": lambda x: x.diagonal(),
+    "unfold": lambda x: x.unfold(1, 2, 2),
+    "split": lambda x: x.split(1)[1],
+    "chunk": lambda x: x.chunk(3, dim=1)[2],
+    "unbind": lambda x: x.unbind(1)[4],
+    "strided": lambda x: x[1::2, 1::2],
+}
+
+
+@pytest.mark.parametrize("name", VIEWS)
+def test_read_view(name):
+    base = torch.arange(12.0).reshape(2, 6)
+    assert_same(lambda x: VIEWS[name](x) + 0, base)
+
+
+def test_view_of_view_of_non_contiguous():
+    base = torch.arange(60.0).reshape(3, 4, 5)
+    assert_same(lambda x: x.permute(2, 0, 1)[1:, ::2].transpose(0, 2) * 2, base)
+
+
+@pytest.mark.parametrize("write", ["slice_copy", "add_on_row", "mul_on_column", "fill_diagonal", "setitem"])
+def test_write_through_view_is_seen_by_aliases(write):
+    def fn(x):
+        x = x * 1  # a fresh tensor on either device
+        alias = x.view(4, 3)
+        if write == "slice_copy":
+            x[1:3, 1:4].copy_(torch.full((2, 3), 7.0))
+        elif write == "add_on_row":
+            x[0].add_(100)
+        elif write == "mul_on_column":
+            x[:, 2].mul_(-1)
+        elif write == "fill_diagonal":
+            x[:, :3].diagonal().fill_(9)
+        else:
+            x[2, 3] = 42
+        return x, alias + 0
+
+    assert_same(fn, torch.arange(12.0).reshape(3, 4))
+
+
+def test_alias_of_base_sees_write_into_transposed_view():
+    x = torch.zeros(3, 4, device="tpu")
+    y = x.t()
+    y[1].fill_(5)
+    expected = torch.zeros(3, 4)
+    expected[:, 1] = 5
+    assert torch.equal(x.cpu(), expected)
+
+
+def test_overlapping_destination_is_an_error():
+    x = torch.zeros(3, device="tpu").expand(4, 3)
+    with pytest.raises(RuntimeError, match="more than one element"):
+        x.add_(1)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int64,
+                                   torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool,
+                                   torch.complex64], ids=str)
+@pytest.mark.parametrize("shape", [(), (0,), (7,), (2, 3, 4)], ids=str)
+def test_round_trip(dtype, shape):
+    x = (torch.randn(shape) * 10).to(dtype) if dtype != torch.complex64 else torch.randn(shape, dtype=dtype)
+    y = x.to("tpu")
+    assert y.device.type == "tpu" and y.dtype == dtype and y.shape == x.shape
+    assert torch.equal(y.cpu(), x)
+
+
+def test_copy_with_strides_and_dtype_conversion():
+    src = torch.arange(24, dtype=torch.int64).reshape(4, 6)[::2, 1::2]
+    dst = torch.empty(2, 3, dtype=torch.float32, device="tpu")
+    dst.copy_(src)
+    assert torch.equal(dst.cpu(), src.float())
+    back = torch.empty(3, 2, dtype=torch.float64).t()
+    back.copy_(dst)
+    assert torch.equal(back, src.double())
+
+
+def test_copy_broadcasts():
+    dst = torch.empty(3, 4, device="tpu")
+    dst.copy_(torch.arange(4.0))
+    assert torch.equal(dst.cpu(), torch.arange(4.0).expand(3, 4))
+
+
+def test_to_dtype_on_device():
+    x = torch.randn(5).to("tpu")
+    assert torch.equal(x.to(torch.bfloat16).cpu(), x.cpu().to(torch.bfloat16))
+    assert torch.equal(x.to(torch.int32).cpu(), x.cpu().to(torch.int32))
+
+
+def test_tpu_to_tpu_and_across_devices():
+    x = torch.arange(6.0, device="tpu").reshape(2, 3)
+    y = x.clone()
+    y.add_(1)
+    assert torch.equal(x.cpu(), torch.arange(6.0).reshape(2, 3))
+    if len(runtime.client().devices()) > 1:
+        z = x.t().to("tpu:1")
+        assert z.device == torch.device("tpu:1")
+        assert torch.equal(z.cpu(), torch.arange(6.0).reshape(2, 3).t())
+        assert torch.equal((z + z).cpu(), 2 * torch.arange(6.0).reshape(2, 3).t())
+
+
+def test_item_tolist_print():
+    x = torch.tensor([[1.5, 2.0], [3.0, 4.0]], device="tpu")
+    assert x[1, 0].item() == 3.0
+    assert x.tolist() == [[1.5, 2.0], [3.0, 4.0]]
+    text = repr(x)
+    assert "device='tpu:0'" in text and "1.5000" in text
+
+
+def test_non_blocking_and_pin_memory_round_trip():
+    x = torch.randn(16)
+    y = x.to("tpu", non_blocking=True)
+    assert torch.equal(y.to("cpu", non_blocking=True), x)
+
+
+def test_save_and_load(tmp_path):
+    x = torch.randn(3, 4).to("tpu")
+    buf = io.BytesIO()
+    torch.save({"w": x, "v": x[1]}, buf)
+    buf.seek(0)
+    loaded = torch.load(buf, map_location="cpu")
+    assert torch.equal(loaded["w"], x.cpu())
+    buf.seek(0)
+    on_tpu = torch.load(buf, map_location="tpu")
+    assert on_tpu["w"].device.type == "tpu"
+    assert torch.equal(on_tpu["v"].cpu(), x.cpu()[1])
+
+
+def test_resize_keeps_contents():
+    x = torch.arange(4.0, device="tpu")
+    x.resize_(6)
+    assert torch.equal(x.cpu()[:4], torch.arange(4.0))
+    x.resize_(2, 2)
+    assert torch.equal(x.cpu(), torch.arange(4.0).reshape(2, 2))
+
+
+def test_bad_device_index():
+    with pytest.raises(RuntimeError, match="invalid device ordinal"):
+        torch.empty(2, device="tpu:99")

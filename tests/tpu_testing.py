@@ -1,0 +1,70 @@
+"""The shared helper of the device tests: run a function on CPU and on tpu
+with the same inputs (same values, same view geometry) and compare."""
+
+from __future__ import annotations
+
+import torch
+
+TPU = "tpu"
+
+
+def to_tpu(x, device=TPU):
+    """`x` on tpu with the same sizes, strides and storage offset."""
+    if isinstance(x, torch.Tensor):
+        if x.device.type != "cpu":
+            return x
+        if x.is_contiguous() and x.storage_offset() == 0:
+            return x.to(device)
+        # the whole storage as a flat tensor, moved, then viewed the same way
+        flat = torch.empty(0, dtype=x.dtype).set_(x.untyped_storage())
+        return flat.to(device).as_strided(x.size(), x.stride(), x.storage_offset())
+    if isinstance(x, (list, tuple)):
+        return type(x)(to_tpu(v, device) for v in x)
+    return x
+
+
+def to_cpu(x):
+    if isinstance(x, torch.Tensor):
+        return x.cpu()
+    if isinstance(x, (list, tuple)):
+        return type(x)(to_cpu(v) for v in x)
+    return x
+
+
+def tolerances(dtype):
+    if dtype == torch.bfloat16:
+        return dict(rtol=1.6e-2, atol=1e-2)
+    if dtype == torch.float16:
+        return dict(rtol=1e-3, atol=1e-3)
+    if dtype == torch.float32:
+        return dict(rtol=1.3e-6, atol=1e-5)
+    return dict(rtol=0, atol=0)
+
+
+def assert_same(fn, *args, check_dtype=True, **tol):
+    """fn(*args) on CPU and on tpu give the same result, or raise the same
+    kind of exception."""
+    try:
+        expected = fn(*args)
+    except Exception as cpu_error:  # the device must refuse it too
+        try:
+            fn(*to_tpu(args))
+        except type(cpu_error):
+            return None
+        raise AssertionError(f"CPU raised {cpu_error!r}; tpu did not raise {type(cpu_error).__name__}")
+    actual = to_cpu(fn(*to_tpu(args)))
+    _compare(actual, expected, check_dtype, tol)
+    return actual
+
+
+def _compare(actual, expected, check_dtype, tol):
+    if isinstance(expected, (list, tuple)):
+        assert len(actual) == len(expected)
+        for a, e in zip(actual, expected):
+            _compare(a, e, check_dtype, tol)
+        return
+    if not isinstance(expected, torch.Tensor):
+        assert actual == expected
+        return
+    kw = tol or tolerances(expected.dtype)
+    torch.testing.assert_close(actual, expected, check_dtype=check_dtype, equal_nan=True, **kw)
