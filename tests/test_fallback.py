@@ -1,0 +1,55 @@
+"""Ops without a lowering: NotImplementedError by default, the opt-in CPU
+fallback (warning once per op, counted) when enabled."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import warnings
+
+import pytest
+import torch
+
+import torch_tpu
+
+
+def unsupported(x):
+    # An op with no tpu lowering (and not planned soon): the SVD.
+    return torch.linalg.svdvals(x)
+
+
+def test_default_raises_not_implemented_naming_the_op():
+    x = torch.eye(3).to("tpu")
+    with pytest.raises(NotImplementedError, match=r"aten::_linalg_svd.* is not supported on tpu yet"):
+        unsupported(x)
+
+
+def test_opt_in_fallback_runs_on_cpu_and_counts():
+    x = torch.eye(3).to("tpu")
+    torch_tpu.reset_cpu_fallback_counts()
+    with torch_tpu.cpu_fallback():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            first = unsupported(x)
+            second = unsupported(x)
+    assert first.device.type == "tpu"
+    torch.testing.assert_close(first.cpu(), torch.ones(3))
+    torch.testing.assert_close(second.cpu(), torch.ones(3))
+    counts = torch_tpu.cpu_fallback_counts()
+    assert sum(v for k, v in counts.items() if "svd" in k) == 2
+    assert sum("no tpu lowering" in str(w.message) for w in caught) == 1
+    assert not torch_tpu._C.aten.cpu_fallback_enabled()
+
+
+def test_environment_variable_enables_fallback(tmp_path):
+    code = (
+        "import torch, torch_tpu\n"
+        "x = torch.eye(2).to('tpu')\n"
+        "print(torch.linalg.svdvals(x).cpu().tolist())\n"
+    )
+    env = dict(os.environ, TORCH_TPU_CPU_FALLBACK="1")
+    result = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "[1.0, 1.0]" in result.stdout
