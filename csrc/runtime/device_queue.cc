@@ -1,5 +1,6 @@
 #include "runtime/device_queue.h"
 
+#include <algorithm>
 #include <mutex>
 #include <vector>
 
@@ -12,6 +13,7 @@ namespace {
 struct Queue {
   std::mutex mutex;
   std::vector<pjrt::Event> pending;
+  size_t prune_at = 64;  // grows with the backlog so pruning stays amortized O(1)
 };
 
 Queue& queue(int device) {
@@ -23,13 +25,14 @@ Queue& queue(int device) {
 // Drops events that already fired, so the list stays short in a long loop.
 // A failure of pruned work is not lost: its output buffers carry the error
 // and the next read of them raises it.
-void prune(std::vector<pjrt::Event>& pending) {
-  if (pending.size() < 64) return;
+void prune(Queue& q) {
+  if (q.pending.size() < q.prune_at) return;
   std::vector<pjrt::Event> still;
-  for (auto& e : pending) {
+  for (auto& e : q.pending) {
     if (!e.is_ready()) still.push_back(std::move(e));
   }
-  pending.swap(still);
+  q.pending.swap(still);
+  q.prune_at = std::max<size_t>(64, 2 * q.pending.size());
 }
 
 }  // namespace
@@ -38,7 +41,7 @@ void track_completion(int device, pjrt::Event done) {
   if (!done.valid()) return;
   Queue& q = queue(device);
   std::lock_guard<std::mutex> lock(q.mutex);
-  prune(q.pending);
+  prune(q);
   q.pending.push_back(std::move(done));
 }
 

@@ -1,0 +1,59 @@
+#include "ops/linalg/matmul.h"
+
+#include <string>
+
+#include "ops/broadcast.h"
+
+namespace torch_tpu::ops {
+
+namespace {
+
+hlo::DotDims product_dims(Product kind) {
+  switch (kind) {
+    case Product::kDot: return {{}, {}, {0}, {0}};
+    case Product::kMv: return {{}, {}, {1}, {0}};
+    case Product::kMm: return {{}, {}, {1}, {0}};
+    case Product::kBmm: return {{0}, {0}, {2}, {1}};
+  }
+  return {};
+}
+
+hlo::Value times(hlo::Builder& b, const hlo::Value& x, const std::optional<hlo::Value>& scalar) {
+  if (!scalar) return x;
+  return b.multiply(x, broadcast_to(b, convert_to(b, *scalar, x.dtype()), x.dims()));
+}
+
+}  // namespace
+
+ElementType product_accumulation_type(ElementType dtype) {
+  return dtype == ElementType::kBF16 || dtype == ElementType::kF16 ? ElementType::kF32 : dtype;
+}
+
+hlo::Value accumulate_dot(hlo::Builder& b, const hlo::Value& lhs, const hlo::Value& rhs,
+                          const hlo::DotDims& dims) {
+  const ElementType dtype = lhs.dtype();
+  const ElementType acc = product_accumulation_type(dtype);
+  // f32 / f64 / complex: no reduced-precision passes. bf16 / f16 run at the
+  // default precision with an f32 result (the accumulator).
+  const bool highest = acc == dtype && (is_floating(dtype) || is_complex(dtype));
+  return b.dot_general(lhs, rhs, dims, highest ? hlo::Precision::kHighest : hlo::Precision::kDefault,
+                       acc != dtype ? std::optional<ElementType>(acc) : std::nullopt);
+}
+
+hlo::Value lower_product(hlo::Builder& b, Product kind, const hlo::Value& lhs, const hlo::Value& rhs) {
+  return convert_to(b, accumulate_dot(b, lhs, rhs, product_dims(kind)), lhs.dtype());
+}
+
+hlo::Value lower_add_product(hlo::Builder& b, Product kind, const std::optional<hlo::Value>& self,
+                             const hlo::Value& lhs, const hlo::Value& rhs, const std::optional<hlo::Value>& beta,
+                             const std::optional<hlo::Value>& alpha) {
+  const ElementType out = lhs.dtype();
+  hlo::Value product = times(b, accumulate_dot(b, lhs, rhs, product_dims(kind)), alpha);
+  if (!self) return convert_to(b, product, out);
+  hlo::Value base = convert_to(b, broadcast_to(b, *self, product.dims()), product.dtype());
+  base = times(b, base, beta);
+  hlo::Value sum = out == ElementType::kPred ? b.or_(base, product) : b.add(base, product);
+  return convert_to(b, sum, out);
+}
+
+}  // namespace torch_tpu::ops

@@ -1,0 +1,42 @@
+// Lowerings of the matrix products (dot, mv, mm, bmm) and their fused
+// "beta * self + alpha * product" forms (addmv, addmm, baddbmm).
+//
+// Precision: f32 products run at HIGHEST precision (a TPU would otherwise
+// use bf16 passes), so results match CPU closely; bf16 and f16 products
+// accumulate in f32 and are rounded once, at the end.
+#pragma once
+
+#include <optional>
+
+#include "hlo/builder.h"
+
+namespace torch_tpu::ops {
+
+enum class Product : char {
+  kDot = 'd',  // [k] . [k] -> []
+  kMv = 'v',   // [n, k] . [k] -> [n]
+  kMm = 'm',   // [n, k] . [k, m] -> [n, m]
+  kBmm = 'b',  // [b, n, k] . [b, k, m] -> [b, n, m]
+};
+
+// The product of lhs and rhs (same dtype), in that dtype.
+hlo::Value lower_product(hlo::Builder& b, Product kind, const hlo::Value& lhs, const hlo::Value& rhs);
+
+// beta * self + alpha * (lhs . rhs), with self broadcast to the product's
+// shape and the result in the operands' dtype. beta and alpha are 0-dim
+// runtime scalars of product_accumulation_type(); absent means 1. No self means
+// beta = 0: self is not read at all (NaN and inf in it are ignored, as on
+// CPU).
+hlo::Value lower_add_product(hlo::Builder& b, Product kind, const std::optional<hlo::Value>& self,
+                             const hlo::Value& lhs, const hlo::Value& rhs, const std::optional<hlo::Value>& beta,
+                             const std::optional<hlo::Value>& alpha);
+
+// The type products of `dtype` accumulate in (f32 for bf16 / f16).
+ElementType product_accumulation_type(ElementType dtype);
+
+// The general contraction behind every product above, returned in
+// product_accumulation_type(lhs.dtype()).
+hlo::Value accumulate_dot(hlo::Builder& b, const hlo::Value& lhs, const hlo::Value& rhs,
+                          const hlo::DotDims& dims);
+
+}  // namespace torch_tpu::ops
