@@ -55,7 +55,7 @@ ProductCall product_call(const char* name, Product kind, const at::Tensor& lhs, 
 
 ProductCall add_product_call(const char* name, Product kind, const at::Tensor& self, const at::Tensor& lhs,
                              const at::Tensor& rhs, const c10::Scalar& beta, const c10::Scalar& alpha) {
-  const ElementType acc = ops::product_accumulation_type(to_element_type(lhs.scalar_type(), name));
+  const ElementType acc = ops::accumulation_type(to_element_type(lhs.scalar_type(), name));
   const bool beta_zero = scalar_is(beta, 0);
   const bool has_beta = !beta_zero && !scalar_is(beta, 1);
   const bool has_alpha = !scalar_is(alpha, 1);

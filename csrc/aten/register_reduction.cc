@@ -133,7 +133,7 @@ at::Tensor accumulate(ReduceKind kind, const at::Tensor& self, std::vector<int64
                       c10::ScalarType dtype, const at::Tensor* out) {
   const char* name = kind_name(kind);
   const ElementType result = to_element_type(dtype, name);
-  const ElementType acc = ops::reduction_accumulation_type(result);
+  const ElementType acc = ops::accumulation_type(result);
   std::string key = key_of(static_cast<char>(kind), dims, keepdim);
   put(key, result);
   auto shape = result_shape(self, dims, keepdim);

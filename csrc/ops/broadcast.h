@@ -1,5 +1,5 @@
-// Shape helpers shared by the lowerings: NumPy-style broadcasting and
-// dtype conversion of operands.
+// Helpers shared by the lowerings: NumPy-style broadcasting, dtype
+// conversion of operands and accumulation types.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +16,12 @@ std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a, const std::
 
 // `x` broadcast (right-aligned) to `dims`; `x` itself when it already has them.
 hlo::Value broadcast_to(hlo::Builder& b, const hlo::Value& x, const std::vector<int64_t>& dims);
+
+// The type sums and products accumulate in: f32 for f16/bf16 (as CPU and
+// CUDA do), the type itself otherwise.
+constexpr ElementType accumulation_type(ElementType t) {
+  return (t == ElementType::kF16 || t == ElementType::kBF16) ? ElementType::kF32 : t;
+}
 
 // `x` converted to `type`; `x` itself when it already has it.
 hlo::Value convert_to(hlo::Builder& b, const hlo::Value& x, ElementType type);

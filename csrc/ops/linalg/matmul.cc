@@ -25,14 +25,10 @@ hlo::Value times(hlo::Builder& b, const hlo::Value& x, const std::optional<hlo::
 
 }  // namespace
 
-ElementType product_accumulation_type(ElementType dtype) {
-  return dtype == ElementType::kBF16 || dtype == ElementType::kF16 ? ElementType::kF32 : dtype;
-}
-
 hlo::Value accumulate_dot(hlo::Builder& b, const hlo::Value& lhs, const hlo::Value& rhs,
                           const hlo::DotDims& dims) {
   const ElementType dtype = lhs.dtype();
-  const ElementType acc = product_accumulation_type(dtype);
+  const ElementType acc = accumulation_type(dtype);
   // f32 / f64 / complex: no reduced-precision passes. bf16 / f16 run at the
   // default precision with an f32 result (the accumulator).
   const bool highest = acc == dtype && (is_floating(dtype) || is_complex(dtype));

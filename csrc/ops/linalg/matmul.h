@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "hlo/builder.h"
+#include "ops/broadcast.h"
 
 namespace torch_tpu::ops {
 
@@ -24,18 +25,16 @@ hlo::Value lower_product(hlo::Builder& b, Product kind, const hlo::Value& lhs, c
 
 // beta * self + alpha * (lhs . rhs), with self broadcast to the product's
 // shape and the result in the operands' dtype. beta and alpha are 0-dim
-// runtime scalars of product_accumulation_type(); absent means 1. No self means
+// runtime scalars of accumulation_type(); absent means 1. No self means
 // beta = 0: self is not read at all (NaN and inf in it are ignored, as on
 // CPU).
 hlo::Value lower_add_product(hlo::Builder& b, Product kind, const std::optional<hlo::Value>& self,
                              const hlo::Value& lhs, const hlo::Value& rhs, const std::optional<hlo::Value>& beta,
                              const std::optional<hlo::Value>& alpha);
 
-// The type products of `dtype` accumulate in (f32 for bf16 / f16).
-ElementType product_accumulation_type(ElementType dtype);
 
 // The general contraction behind every product above, returned in
-// product_accumulation_type(lhs.dtype()).
+// accumulation_type(lhs.dtype()).
 hlo::Value accumulate_dot(hlo::Builder& b, const hlo::Value& lhs, const hlo::Value& rhs,
                           const hlo::DotDims& dims);
 

@@ -108,10 +108,6 @@ Value broadcast_reduced(hlo::Builder& b, const Value& reduced, const std::vector
 
 }  // namespace
 
-ElementType reduction_accumulation_type(ElementType t) {
-  return (t == ElementType::kF16 || t == ElementType::kBF16) ? ElementType::kF32 : t;
-}
-
 std::vector<int64_t> reduced_shape(const std::vector<int64_t>& shape, const std::vector<int64_t>& dims,
                                    bool keepdim) {
   std::vector<int64_t> out;
@@ -164,7 +160,7 @@ Value lower_reduce(hlo::Builder& b, const Value& x, ReduceKind kind, const std::
 
 Value lower_mean(hlo::Builder& b, const Value& x, const std::vector<int64_t>& dims, bool keepdim,
                  ElementType out) {
-  const ElementType acc = reduction_accumulation_type(out);
+  const ElementType acc = accumulation_type(out);
   Value sum = reduce_dims(b, convert_to(b, x, acc), ReduceKind::kSum, dims);
   const double n = static_cast<double>(reduced_count(x.dims(), dims));
   Value mean = b.divide(sum, b.constant_splat(n, sum.type()));
@@ -221,7 +217,7 @@ std::pair<Value, std::optional<Value>> lower_var(hlo::Builder& b, const Value& x
                                                  const std::vector<int64_t>& dims, double correction,
                                                  bool keepdim, bool take_sqrt, bool with_mean,
                                                  ElementType out) {
-  const ElementType acc = reduction_accumulation_type(x.dtype());
+  const ElementType acc = accumulation_type(x.dtype());
   Value xa = convert_to(b, x, acc);
   const int64_t n = reduced_count(x.dims(), dims);
   Value sum = reduce_dims(b, xa, ReduceKind::kSum, dims);
@@ -247,7 +243,7 @@ std::pair<Value, std::optional<Value>> lower_var(hlo::Builder& b, const Value& x
 
 Value lower_logsumexp(hlo::Builder& b, const Value& x, const std::vector<int64_t>& dims, bool keepdim,
                       ElementType out) {
-  const ElementType acc = reduction_accumulation_type(out);
+  const ElementType acc = accumulation_type(out);
   Value xa = convert_to(b, x, acc);
   // Complex inputs shift by the largest real part.
   Value max = reduce_dims(b, is_complex(acc) ? b.real(xa) : xa, ReduceKind::kMax, dims);

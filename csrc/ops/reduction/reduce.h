@@ -14,13 +14,12 @@
 #include <vector>
 
 #include "hlo/builder.h"
+#include "ops/broadcast.h"
 
 namespace torch_tpu::ops {
 
 enum class ReduceKind : char { kSum, kNanSum, kProd, kMax, kMin, kAll, kAny };
 
-// The type a reduction of `t` accumulates in: f32 for f16 / bf16, else `t`.
-ElementType reduction_accumulation_type(ElementType t);
 
 // `x` converted to `acc`, reduced with `kind` over `dims`, converted to
 // `out`. kAll / kAny ignore `acc` (they reduce truth values); kMax / kMin

@@ -25,14 +25,14 @@ Value reduce_along(hlo::Builder& b, const Value& x, ReduceKind kind, int64_t dim
 }  // namespace
 
 Value lower_softmax(hlo::Builder& b, const Value& x, int64_t dim, ElementType out) {
-  Value in = convert_to(b, as_vector(b, x), reduction_accumulation_type(out));
+  Value in = convert_to(b, as_vector(b, x), accumulation_type(out));
   Value e = b.exponential(b.subtract(in, reduce_along(b, in, ReduceKind::kMax, dim)));
   Value r = b.divide(e, reduce_along(b, e, ReduceKind::kSum, dim));
   return restore_rank(b, convert_to(b, r, out), x);
 }
 
 Value lower_log_softmax(hlo::Builder& b, const Value& x, int64_t dim, ElementType out) {
-  Value in = convert_to(b, as_vector(b, x), reduction_accumulation_type(out));
+  Value in = convert_to(b, as_vector(b, x), accumulation_type(out));
   Value shifted = b.subtract(in, reduce_along(b, in, ReduceKind::kMax, dim));
   Value log_sum = b.log(reduce_along(b, b.exponential(shifted), ReduceKind::kSum, dim));
   return restore_rank(b, convert_to(b, b.subtract(shifted, log_sum), out), x);
@@ -40,7 +40,7 @@ Value lower_log_softmax(hlo::Builder& b, const Value& x, int64_t dim, ElementTyp
 
 Value lower_softmax_backward(hlo::Builder& b, const Value& grad, const Value& output, int64_t dim,
                              ElementType out) {
-  const ElementType acc = reduction_accumulation_type(out);
+  const ElementType acc = accumulation_type(out);
   Value g = convert_to(b, as_vector(b, grad), acc);
   Value y = convert_to(b, as_vector(b, output), acc);
   Value dot = reduce_along(b, b.multiply(g, y), ReduceKind::kSum, dim);
@@ -49,7 +49,7 @@ Value lower_softmax_backward(hlo::Builder& b, const Value& grad, const Value& ou
 
 Value lower_log_softmax_backward(hlo::Builder& b, const Value& grad, const Value& output, int64_t dim,
                                  ElementType out) {
-  const ElementType acc = reduction_accumulation_type(out);
+  const ElementType acc = accumulation_type(out);
   Value g = convert_to(b, as_vector(b, grad), acc);
   Value y = convert_to(b, as_vector(b, output), acc);
   Value total = reduce_along(b, g, ReduceKind::kSum, dim);

@@ -1,0 +1,190 @@
+#include "ops/elementwise/unary.h"
+
+#include <cmath>
+#include <limits>
+
+#include "ops/broadcast.h"
+
+namespace torch_tpu::ops {
+
+ElementType elementwise_compute_type(ElementType t) {
+  return (t == ElementType::kBF16 || t == ElementType::kF16) ? ElementType::kF32 : t;
+}
+
+hlo::Value splat_like(hlo::Builder& b, double v, const hlo::Value& like) {
+  return b.constant_splat(v, like.type());
+}
+
+namespace {
+
+hlo::Value all_false(hlo::Builder& b, const hlo::Value& x) {
+  return b.constant_splat(0, hlo::TensorType(ElementType::kPred, x.dims()));
+}
+
+hlo::Value trunc(hlo::Builder& b, const hlo::Value& x) {
+  return b.select(b.compare(x, splat_like(b, 0, x), "LT"), b.ceil(x), b.floor(x));
+}
+
+// The signed integer type as wide as the float type t.
+ElementType same_width_int(ElementType t) {
+  switch (element_size(t)) {
+    case 2: return ElementType::kS16;
+    case 4: return ElementType::kS32;
+    default: return ElementType::kS64;
+  }
+}
+
+// The float ops, on a value already in its (at least f32) compute type.
+hlo::Value float_op(hlo::Builder& b, UnaryOp op, const hlo::Value& x) {
+  switch (op) {
+    case UnaryOp::kExp: return b.exponential(x);
+    case UnaryOp::kExpm1: return b.exponential_minus_one(x);
+    case UnaryOp::kLog: return b.log(x);
+    case UnaryOp::kLog1p: return b.log_plus_one(x);
+    // Dividing by the rounded constant (not multiplying by its reciprocal)
+    // keeps exact powers of the base exact.
+    case UnaryOp::kLog2: return b.divide(b.log(x), splat_like(b, std::log(2.0), x));
+    case UnaryOp::kLog10: return b.divide(b.log(x), splat_like(b, std::log(10.0), x));
+    case UnaryOp::kSqrt: return b.sqrt(x);
+    case UnaryOp::kRsqrt: return b.rsqrt(x);
+    case UnaryOp::kSin: return b.sine(x);
+    case UnaryOp::kCos: return b.cosine(x);
+    case UnaryOp::kTan: return b.tan(x);
+    case UnaryOp::kTanh: return b.tanh(x);
+    case UnaryOp::kSigmoid: return b.logistic(x);
+    case UnaryOp::kReciprocal: return b.divide(splat_like(b, 1, x), x);
+    case UnaryOp::kErf: return b.unary("chlo.erf", x);
+    case UnaryOp::kErfinv: return b.unary("chlo.erf_inv", x);
+    default: break;
+  }
+  throw hlo::HloError("lower_unary: not a float op");
+}
+
+hlo::Value predicate_op(hlo::Builder& b, UnaryOp op, const hlo::Value& x) {
+  const ElementType t = x.dtype();
+  const bool fp = is_floating(t);
+  switch (op) {
+    case UnaryOp::kLogicalNot:
+      return t == ElementType::kPred ? b.not_(x) : b.compare(x, splat_like(b, 0, x), "EQ");
+    case UnaryOp::kIsNan:
+      return fp ? b.compare(x, x, "NE") : all_false(b, x);
+    case UnaryOp::kIsInf:
+      return fp ? b.compare(b.abs(x), splat_like(b, INFINITY, x), "EQ") : all_false(b, x);
+    case UnaryOp::kIsPosInf:
+      return fp ? b.compare(x, splat_like(b, INFINITY, x), "EQ") : all_false(b, x);
+    case UnaryOp::kIsNegInf:
+      return fp ? b.compare(x, splat_like(b, -INFINITY, x), "EQ") : all_false(b, x);
+    case UnaryOp::kSignbit: {
+      if (is_signed_integer(t)) return b.compare(x, splat_like(b, 0, x), "LT");
+      if (!fp) return all_false(b, x);
+      // The sign bit itself: -0.0 and negative NaNs count, like std::signbit.
+      hlo::Value bits = b.bitcast_convert(x, hlo::TensorType(same_width_int(t), x.dims()));
+      return b.compare(bits, splat_like(b, 0, bits), "LT");
+    }
+    default: break;
+  }
+  throw hlo::HloError("lower_unary: not a predicate op");
+}
+
+}  // namespace
+
+hlo::Value lower_unary(hlo::Builder& b, UnaryOp op, const hlo::Value& input, ElementType compute) {
+  const hlo::Value x = convert_to(b, input, compute);
+  const ElementType t = compute;
+  const bool fp = is_floating(t);
+  switch (op) {
+    case UnaryOp::kNeg: return b.negate(x);
+    case UnaryOp::kAbs: return (is_unsigned(t) || t == ElementType::kPred) ? x : b.abs(x);
+    case UnaryOp::kFloor: return fp ? b.floor(x) : x;
+    case UnaryOp::kCeil: return fp ? b.ceil(x) : x;
+    case UnaryOp::kRound: return fp ? b.round_nearest_even(x) : x;
+    case UnaryOp::kTrunc: return fp ? trunc(b, x) : x;
+    case UnaryOp::kFrac: return b.subtract(x, trunc(b, x));
+    case UnaryOp::kSign:
+      if (t == ElementType::kPred) return x;
+      if (is_unsigned(t)) return b.convert(b.compare(x, splat_like(b, 0, x), "NE"), t);
+      if (fp) return b.select(b.compare(x, x, "NE"), splat_like(b, 0, x), b.sign(x));
+      return b.sign(x);
+    case UnaryOp::kBitwiseNot: return b.not_(x);
+    case UnaryOp::kLogicalNot:
+    case UnaryOp::kIsNan:
+    case UnaryOp::kIsInf:
+    case UnaryOp::kIsPosInf:
+    case UnaryOp::kIsNegInf:
+    case UnaryOp::kSignbit: return predicate_op(b, op, x);
+    default: break;
+  }
+  // A float op: in f32 for bf16 / f16, rounded back once.
+  return convert_to(b, float_op(b, op, convert_to(b, x, elementwise_compute_type(t))), t);
+}
+
+hlo::Value lower_round_decimals(hlo::Builder& b, const hlo::Value& input, int64_t decimals) {
+  if (decimals == 0) return b.round_nearest_even(input);
+  const hlo::Value x = convert_to(b, input, elementwise_compute_type(input.dtype()));
+  const bool negative = decimals < 0;
+  const double ten_pow = std::pow(10.0, static_cast<double>(negative ? -decimals : decimals));
+  // The factor is rounded to the compute type first, as PyTorch does.
+  const hlo::Value p = splat_like(b, x.dtype() == ElementType::kF32 ? static_cast<float>(ten_pow) : ten_pow, x);
+  hlo::Value r = negative ? b.multiply(b.round_nearest_even(b.divide(x, p)), p)
+                          : b.divide(b.round_nearest_even(b.multiply(x, p)), p);
+  return convert_to(b, r, input.dtype());
+}
+
+hlo::Value lower_nan_to_num(hlo::Builder& b, const hlo::Value& x, const hlo::Value& nan,
+                            const hlo::Value& posinf, const hlo::Value& neginf) {
+  if (!is_floating(x.dtype())) return x;
+  auto fill = [&](const hlo::Value& v) { return broadcast_to(b, convert_to(b, v, x.dtype()), x.dims()); };
+  hlo::Value r = b.select(b.compare(x, splat_like(b, -INFINITY, x), "EQ"), fill(neginf), x);
+  r = b.select(b.compare(x, splat_like(b, INFINITY, x), "EQ"), fill(posinf), r);
+  return b.select(b.compare(x, x, "NE"), fill(nan), r);
+}
+
+hlo::Value lower_pow(hlo::Builder& b, const hlo::Value& x, const hlo::Value& y, ElementType out) {
+  auto dims = broadcast_shapes(x.dims(), y.dims(), "aten::pow");
+  const ElementType c = elementwise_compute_type(out);
+  hlo::Value base = broadcast_to(b, convert_to(b, x, c), dims);
+  hlo::Value exponent = broadcast_to(b, convert_to(b, y, c), dims);
+  if (!is_signed_integer(c)) return convert_to(b, b.power(base, exponent), out);
+  // C integer powers: b ** -n is 0 unless |b| == 1 (then 1, or -1 for odd n).
+  hlo::Value zero = splat_like(b, 0, exponent);
+  hlo::Value one = splat_like(b, 1, base);
+  hlo::Value negative = b.compare(exponent, zero, "LT");
+  hlo::Value positive_part = b.power(base, b.select(negative, zero, exponent));
+  hlo::Value odd = b.compare(b.remainder(exponent, splat_like(b, 2, exponent)), zero, "NE");
+  hlo::Value minus_one_power = b.select(odd, splat_like(b, -1, base), one);
+  hlo::Value negative_part =
+      b.select(b.compare(base, one, "EQ"), one,
+               b.select(b.compare(base, splat_like(b, -1, base), "EQ"), minus_one_power, splat_like(b, 0, base)));
+  return b.select(negative, negative_part, positive_part);
+}
+
+bool is_special_pow_exponent(double e) {
+  return e == 0 || e == 1 || e == 2 || e == 3 || e == 0.5 || e == -0.5 || e == -1 || e == -2;
+}
+
+hlo::Value lower_pow_special(hlo::Builder& b, const hlo::Value& input, double e, ElementType out) {
+  const hlo::Value x = convert_to(b, input, elementwise_compute_type(out));
+  hlo::Value r;
+  if (e == 0) {
+    r = splat_like(b, 1, x);
+  } else if (e == 1) {
+    r = x;
+  } else if (e == 2) {
+    r = b.multiply(x, x);
+  } else if (e == 3) {
+    r = b.multiply(b.multiply(x, x), x);
+  } else if (e == 0.5) {
+    r = b.sqrt(x);
+  } else if (e == -0.5) {
+    r = b.rsqrt(x);
+  } else if (e == -1) {
+    r = b.divide(splat_like(b, 1, x), x);
+  } else if (e == -2) {
+    r = b.divide(splat_like(b, 1, x), b.multiply(x, x));
+  } else {
+    throw hlo::HloError("lower_pow_special: exponent is not special");
+  }
+  return convert_to(b, r, out);
+}
+
+}  // namespace torch_tpu::ops
