@@ -1,6 +1,11 @@
 #include "aten/elementwise_args.h"
 
+#include <ATen/native/Resize.h>
 #include <c10/util/Exception.h>
+
+#include <cmath>
+
+#include "aten/dtypes.h"
 
 namespace torch_tpu::aten {
 
@@ -18,6 +23,68 @@ ArgSlot add_arg(OpCall& call, const at::Tensor& t, ElementType scalar_type) {
 
 void append_slot(std::string& attributes, const ArgSlot& slot) {
   attributes.push_back(slot.scalar ? 's' : 't');
+}
+
+namespace {
+
+int64_t scalar_as_int(const c10::Scalar& s) {
+  if (s.isBoolean()) return s.toBool();
+  if (s.isFloatingPoint()) {
+    const double d = s.toDouble();
+    // C's conversion is undefined outside int64; no kernel sees such values sensibly.
+    return std::isfinite(d) && std::fabs(d) < 9.2e18 ? static_cast<int64_t>(d) : 0;
+  }
+  return s.toLong();
+}
+
+}  // namespace
+
+c10::Scalar cast_scalar(const c10::Scalar& s, c10::ScalarType t) {
+  using c10::ScalarType;
+  switch (t) {
+    case ScalarType::Bool: return s.toBool();
+    case ScalarType::Byte: return static_cast<int64_t>(static_cast<uint8_t>(scalar_as_int(s)));
+    case ScalarType::Char: return static_cast<int64_t>(static_cast<int8_t>(scalar_as_int(s)));
+    case ScalarType::Short: return static_cast<int64_t>(static_cast<int16_t>(scalar_as_int(s)));
+    case ScalarType::Int: return static_cast<int64_t>(static_cast<int32_t>(scalar_as_int(s)));
+    case ScalarType::Long: return scalar_as_int(s);
+    case ScalarType::Half: return static_cast<double>(static_cast<float>(c10::Half(static_cast<float>(s.toDouble()))));
+    case ScalarType::BFloat16:
+      return static_cast<double>(static_cast<float>(c10::BFloat16(static_cast<float>(s.toDouble()))));
+    case ScalarType::Float: return static_cast<double>(static_cast<float>(s.toDouble()));
+    case ScalarType::Double: return s.toDouble();
+    default: return s;
+  }
+}
+
+ArgSlot add_operand(OpCall& call, const at::Tensor& t, c10::ScalarType type) {
+  if (t.device().is_cpu() && t.dim() == 0) {
+    call.scalars.push_back({to_element_type(type, call.name), cast_scalar(t.item(), type)});
+    return {true, call.scalars.size() - 1};
+  }
+  return add_arg(call, t, to_element_type(type, call.name));
+}
+
+void not_implemented_for(const char* op, c10::ScalarType t) {
+  TORCH_CHECK_NOT_IMPLEMENTED(false, "\"", op, "\" not implemented for '", c10::toString(t), "'");
+}
+
+void check_castable(c10::ScalarType result, const at::Tensor& out) {
+  TORCH_CHECK(c10::canCast(result, out.scalar_type()), "result type ", result,
+              " can't be cast to the desired output type ", out.scalar_type());
+}
+
+void check_exact(c10::ScalarType result, const at::Tensor& out) {
+  TORCH_CHECK(out.scalar_type() == result, "Found dtype ", out.scalar_type(), " but expected ", result);
+}
+
+void prepare_out(at::Tensor& out, c10::IntArrayRef shape, bool inplace) {
+  if (inplace) {
+    TORCH_CHECK(out.sizes() == shape, "output with shape ", out.sizes(), " doesn't match the broadcast shape ",
+                shape);
+  } else {
+    at::native::resize_output(out, shape);
+  }
 }
 
 }  // namespace torch_tpu::aten

@@ -24,6 +24,24 @@ struct ArgSlot {
 // Adds `t` to `call`; a CPU scalar travels as `scalar_type`.
 ArgSlot add_arg(OpCall& call, const at::Tensor& t, ElementType scalar_type);
 
+// `s` as a CPU kernel sees it after a C cast to `t`: integers wrap, floats
+// round (out-of-range values become inf), so the runtime's conversion never
+// raises where CPU does not.
+c10::Scalar cast_scalar(const c10::Scalar& s, c10::ScalarType t);
+
+// Like add_arg, with a CPU 0-dim tensor cast to `type` as CPU casts it.
+ArgSlot add_operand(OpCall& call, const at::Tensor& t, c10::ScalarType type);
+
+// ---- out= and dtype checks, worded as CPU words them ----
+
+[[noreturn]] void not_implemented_for(const char* op, c10::ScalarType t);
+// `result` must cast to out's dtype (most out= ops).
+void check_castable(c10::ScalarType result, const at::Tensor& out);
+// out's dtype must be `result` exactly (ops whose CPU kernel demands it).
+void check_exact(c10::ScalarType result, const at::Tensor& out);
+// out= resizes `out`; an in-place op must already have the result's shape.
+void prepare_out(at::Tensor& out, c10::IntArrayRef shape, bool inplace);
+
 // Appends `slot`'s shape to the call's key material (scalars are 0-dim and
 // keyed by their type already).
 void append_slot(std::string& attributes, const ArgSlot& slot);
