@@ -1,13 +1,53 @@
 """torch-tpu: the TPU as a native PyTorch device, on XLA through PJRT.
 
-Importing the package loads the native core; the PJRT plugin is loaded
-lazily, on first use of the device (see torch_tpu.runtime).
+Importing the package loads the native core and registers the ``tpu``
+device with PyTorch (``torch.device("tpu")``, ``torch.tpu``, ``Tensor.tpu()``,
+``torch.accelerator``). A plain ``import torch`` imports it too, through the
+``torch.backends`` entry point (``TORCH_DEVICE_BACKEND_AUTOLOAD=0`` turns that
+off). The PJRT plugin is loaded lazily, on first use of the device (see
+torch_tpu.runtime and torch.tpu._lazy_init).
 """
 
-import torch  # noqa: F401  (loads libtorch before the extension)
 
-from torch_tpu import _C  # noqa: F401
-from torch_tpu import runtime  # noqa: F401
-from torch_tpu._plugin import PluginNotFoundError  # noqa: F401
+def _autoload() -> None:
+    """The ``torch.backends`` entry point, called by ``import torch``.
+
+    Importing this package is the whole registration. Defined before
+    ``import torch`` below: when torch_tpu is imported first, torch's own
+    import calls this while torch_tpu is still half-imported.
+    """
+
+
+import torch  # noqa: E402  (loads libtorch before the extension)
+
+from torch_tpu import _C  # noqa: E402,F401
+from torch_tpu import runtime  # noqa: E402,F401
+from torch_tpu._plugin import PluginNotFoundError  # noqa: E402,F401
 
 __version__ = "0.1.0"
+
+
+def _register_device() -> None:
+    import torch_tpu.tpu as tpu_module
+
+    torch.utils.rename_privateuse1_backend("tpu")
+    torch._register_device_module("tpu", tpu_module)
+    torch.utils.generate_methods_for_privateuse1_backend(
+        for_tensor=True, for_module=True, for_storage=True
+    )
+    tpu_module._set_runtime_callbacks()
+
+
+_register_device()
+del _register_device
+
+from torch_tpu import _printing  # noqa: E402
+
+_printing.install()
+
+from torch_tpu.fallback import (  # noqa: E402,F401
+    cpu_fallback,
+    cpu_fallback_counts,
+    reset_cpu_fallback_counts,
+    set_cpu_fallback,
+)

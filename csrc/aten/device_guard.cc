@@ -193,13 +193,31 @@ class TpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   c10::Stream getStreamFromGlobalPool(c10::Device device, bool) const override {
     return queue_of(device);
   }
-  c10::Stream getNewStream(c10::Device device, int) const override { return queue_of(device); }
+  c10::Stream getNewStream(c10::Device device, int) const override {
+    check_device_index(resolve_device_index(device.index()));
+    return queue_of(device);
+  }
   // There is nothing to switch to: the stream stays the device's queue.
   c10::Stream exchangeStream(c10::Stream stream) const override {
     return queue_of(stream.device());
   }
 
-  c10::DeviceIndex deviceCount() const noexcept override { return runtime_device_count(); }
+  // Never throws, as PyTorch requires. Before the runtime exists this
+  // creates it (once; a failure counts as 0 devices) instead of answering 0:
+  // the autograd engine sizes its per-device queues from this, once, at the
+  // first backward of the process, and a 0 there breaks every later backward
+  // on tpu ("device_ready_queues_ ... INTERNAL ASSERT FAILED"), e.g. after a
+  // CPU backward that ran before the first tpu tensor.
+  c10::DeviceIndex deviceCount() const noexcept override {
+    static std::atomic<bool> tried{false};
+    if (!runtime::Runtime::is_initialized() && !in_bad_fork() && !tried.exchange(true)) {
+      try {
+        ensure_runtime();
+      } catch (...) {
+      }
+    }
+    return runtime_device_count();
+  }
 
   c10::DeviceCapability getDeviceCapability(c10::Device device) const override {
     check_device_index(resolve_device_index(device.index()));

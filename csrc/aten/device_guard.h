@@ -4,8 +4,9 @@
 // The runtime (plugin + client) is created by the Python layer, which knows
 // how to find the plugin. C++ code that needs the runtime and may raise
 // calls ensure_runtime(), which runs the initializer torch_tpu registered at
-// import (torch.tpu._lazy_init). Code that must never raise (deviceCount)
-// reads runtime_device_count(), which is 0 until the runtime exists.
+// import (torch.tpu._lazy_init). Code that must never raise reads
+// runtime_device_count(), which is 0 until the runtime exists. (The guard's
+// deviceCount() is the one exception that initializes: see device_guard.cc.)
 #pragma once
 
 #include <c10/core/Device.h>

@@ -5,21 +5,18 @@
 #include <c10/core/Device.h>
 #include <c10/util/Exception.h>
 
+#include "aten/device_guard.h"
 #include "runtime/current_device.h"
-#include "runtime/runtime.h"
 
 namespace torch_tpu::aten {
 
-inline int device_count() {
-  return static_cast<int>(runtime::Runtime::get().client().devices().size());
-}
-
+// The device a factory allocates on: the given one or the current one,
+// validated (torch.AcceleratorError "invalid device ordinal", as CUDA).
 inline c10::DeviceIndex checked_device_index(std::optional<c10::Device> device) {
-  int index = (device && device->has_index()) ? device->index() : runtime::current_device();
-  int count = device_count();
-  TORCH_CHECK(index >= 0 && index < count, "tpu: invalid device ordinal ", index,
-              " (this process has ", count, " tpu device", count == 1 ? "" : "s", ")");
-  return static_cast<c10::DeviceIndex>(index);
+  auto index = static_cast<c10::DeviceIndex>((device && device->has_index()) ? device->index()
+                                                                              : runtime::current_device());
+  check_device_index(index);
+  return index;
 }
 
 class CurrentDeviceScope {

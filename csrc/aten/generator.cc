@@ -77,6 +77,18 @@ TpuGeneratorImpl* TpuGeneratorImpl::clone_impl() const {
   return copy;
 }
 
+std::pair<uint64_t, uint64_t> next_seed_offset(const std::optional<at::Generator>& generator,
+                                               c10::DeviceIndex device, uint64_t increment) {
+  at::Generator gen = generator.has_value() && generator->defined() ? *generator
+                                                                    : default_generator(device);
+  TORCH_CHECK(gen.device().type() == c10::DeviceType::PrivateUse1,
+              "expected a tpu generator for a random op on tpu, got a generator on ",
+              gen.device());
+  auto* impl = gen.get<TpuGeneratorImpl>();
+  std::lock_guard<std::mutex> lock(impl->mutex_);
+  return impl->next_seed_offset(increment);
+}
+
 at::Generator new_generator(c10::DeviceIndex device_index) {
   c10::DeviceIndex index = resolve_device_index(device_index);
   check_device_index(index);

@@ -10,6 +10,7 @@
 #include <c10/core/GeneratorImpl.h>
 
 #include <cstdint>
+#include <optional>
 #include <utility>
 
 namespace torch_tpu::aten {
@@ -51,6 +52,13 @@ class TpuGeneratorImpl : public c10::GeneratorImpl {
   uint64_t seed_ = c10::default_rng_seed_val;
   uint64_t offset_ = 0;
 };
+
+// What a random op on `device` runs with: the (seed, offset) of `generator`
+// when one is given (it must be a tpu generator), else of the device's
+// default generator; advances that generator's offset by `increment` (the
+// counter values the op consumes). Takes the generator's lock.
+std::pair<uint64_t, uint64_t> next_seed_offset(const std::optional<at::Generator>& generator,
+                                               c10::DeviceIndex device, uint64_t increment);
 
 // A new generator on `device_index` (-1: the current device), seeded with
 // PyTorch's default seed. Validates the index.

@@ -99,7 +99,15 @@ class TpuHooks final : public at::PrivateUse1HooksInterface {
            device_index < runtime_device_count();
   }
 
-  void init() const override { ensure_runtime(); }
+  // Best effort, never raises: everything that needs the runtime calls
+  // ensure_runtime() itself and reports the failure there. So pinning host
+  // memory works without a plugin (and in a forked DataLoader process).
+  void init() const override {
+    try {
+      ensure_runtime();
+    } catch (...) {
+    }
+  }
 
   c10::DeviceIndex deviceCount() const override { return runtime_device_count(); }
 

@@ -9,5 +9,7 @@ void bind_config(pybind11::module_& m);
 void bind_pjrt(pybind11::module_& m);
 void bind_hlo(pybind11::module_& m);
 void bind_runtime(pybind11::module_& m);
+void bind_device(pybind11::module_& m);
+void bind_aten(pybind11::module_& m);
 
 }  // namespace torch_tpu::python

@@ -10,4 +10,6 @@ PYBIND11_MODULE(_C, m) {
   torch_tpu::python::bind_pjrt(m);
   torch_tpu::python::bind_hlo(m);
   torch_tpu::python::bind_runtime(m);
+  torch_tpu::python::bind_device(m);
+  torch_tpu::python::bind_aten(m);
 }

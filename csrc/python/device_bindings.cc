@@ -1,0 +1,117 @@
+// torch_tpu._C.device: what torch.tpu (torch_tpu/tpu/) needs from C++:
+// device index, synchronization, memory statistics, default generators and
+// the hooks by which C++ initializes the runtime through Python.
+#include <pybind11/pybind11.h>
+
+#include <torch/csrc/Generator.h>
+
+#include <c10/util/Exception.h>
+
+#include "aten/device_guard.h"
+#include "aten/generator.h"
+#include "python/bindings.h"
+#include "runtime/current_device.h"
+#include "runtime/device_buffer.h"
+#include "runtime/device_queue.h"
+
+namespace py = pybind11;
+
+namespace torch_tpu::python {
+
+namespace {
+
+bool python_usable() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsInitialized() && !Py_IsFinalizing();
+#else
+  return Py_IsInitialized() && !_Py_IsFinalizing();
+#endif
+}
+
+// The Python callables stay alive for the life of the process: C++ may call
+// them from any thread at any time.
+void set_runtime_callbacks(py::object initialize, py::object is_available) {
+  auto* init = new py::object(std::move(initialize));
+  auto* probe = new py::object(std::move(is_available));
+  aten::RuntimeCallbacks callbacks;
+  callbacks.initialize = [init] {
+    TORCH_CHECK(python_usable(), "cannot initialize the tpu runtime while Python shuts down");
+    py::gil_scoped_acquire gil;
+    try {
+      (*init)();
+    } catch (py::error_already_set& e) {
+      TORCH_CHECK(false, "initializing the tpu runtime failed: ", e.what());
+    }
+  };
+  callbacks.is_available = [probe] {
+    if (!python_usable()) return false;
+    py::gil_scoped_acquire gil;
+    try {
+      return py::bool_((*probe)()).cast<bool>();
+    } catch (py::error_already_set& e) {
+      e.discard_as_unraisable("torch.tpu.is_available");
+      return false;
+    }
+  };
+  aten::set_runtime_callbacks(std::move(callbacks));
+}
+
+c10::DeviceIndex checked(int device) {
+  TORCH_CHECK(device >= -128 && device < 128, "tpu error: invalid device ordinal: tpu:", device);
+  auto index = static_cast<c10::DeviceIndex>(device);
+  aten::check_device_index(index);
+  return index;
+}
+
+py::dict memory_stats(int device) {
+  auto& stats = runtime::memory_stats(checked(device));
+  py::dict d;
+  d["allocated"] = stats.allocated.load();
+  d["peak"] = stats.peak.load();
+  d["num_buffers"] = stats.num_buffers.load();
+  d["num_allocs"] = stats.num_allocs.load();
+  return d;
+}
+
+}  // namespace
+
+void bind_device(py::module_& m) {
+  auto d = m.def_submodule("device", "The tpu device as torch.tpu sees it");
+  d.def("set_runtime_callbacks", &set_runtime_callbacks, py::arg("initialize"),
+        py::arg("is_available"),
+        "Registers how C++ creates the runtime and probes for a plugin (once, at import)");
+  d.def("device_count", [] { return static_cast<int>(aten::runtime_device_count()); },
+        "Devices of the runtime; 0 before it is initialized");
+  d.def("is_in_bad_fork", &aten::in_bad_fork);
+  d.def("check_device", [](int device) { checked(device); }, py::arg("device"),
+        "Raises torch.AcceleratorError unless the index names a device");
+  d.def("current_device", [] { return static_cast<int>(aten::current_device_index()); });
+  d.def("set_device", [](int device) {
+    if (device < 0) return;
+    runtime::set_current_device(checked(device));
+  }, py::arg("device"), "Validates and sets the current device; negative: no-op");
+  d.def("exchange_device", [](int device) -> int {
+    if (device < 0) return -1;
+    return aten::exchange_device_index(checked(device));
+  }, py::arg("device"));
+  d.def("synchronize", [](int device) {
+    c10::DeviceIndex index = checked(device);
+    py::gil_scoped_release release;
+    runtime::synchronize(index);
+  }, py::arg("device"));
+  d.def("is_idle", [](int device) { return runtime::is_idle(checked(device)); },
+        py::arg("device"));
+  d.def("memory_stats", &memory_stats, py::arg("device"),
+        "Live device buffers: allocated and peak bytes, buffer count, cumulative allocations");
+  d.def("reset_peak_memory_stats", [](int device) {
+    runtime::memory_stats(checked(device)).reset_peak();
+  }, py::arg("device"));
+  d.def("default_generator", [](int device) {
+    const at::Generator& generator = aten::default_generator(checked(device));
+    PyObject* object = THPGenerator_initDefaultGenerator(generator);
+    if (object == nullptr) throw py::error_already_set();
+    return py::reinterpret_steal<py::object>(object);
+  }, py::arg("device"), "The device's default torch.Generator (a new Python handle)");
+}
+
+}  // namespace torch_tpu::python

@@ -1,0 +1,133 @@
+"""Device memory statistics, shaped like torch.cuda.memory.
+
+"Allocated" bytes are the bytes of live device buffers (the logical size of
+each buffer, counted by the runtime: csrc/runtime/device_buffer.h). There is
+no caching allocator in torch_tpu: a buffer is returned to the plugin when
+its last user drops it. "Reserved" bytes are what the plugin reports in use
+when it reports memory statistics (its own pools included), else the
+allocated bytes.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+__all__ = [
+    "empty_cache",
+    "max_memory_allocated",
+    "max_memory_reserved",
+    "mem_get_info",
+    "memory_allocated",
+    "memory_reserved",
+    "memory_stats",
+    "reset_peak_memory_stats",
+]
+
+
+def _index(device: Any) -> int:
+    import torch_tpu.tpu as tpu
+
+    tpu._lazy_init()
+    return tpu._device_index(device)
+
+
+def _plugin_stats(index: int) -> dict | None:
+    from torch_tpu import runtime
+
+    try:
+        return runtime.client().memory_stats(index)
+    except RuntimeError:
+        return None
+
+
+def _total_memory(index: int) -> int:
+    """Device memory size in bytes: the plugin's limit, else (CPU platform)
+    the host's physical memory, else 0 when unknown."""
+    stats = _plugin_stats(index)
+    if stats and stats.get("bytes_limit"):
+        return int(stats["bytes_limit"])
+    from torch_tpu import runtime
+
+    if runtime.platform() == "cpu":
+        try:
+            return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError):
+            return 0
+    return 0
+
+
+def memory_stats(device: Any = None) -> dict[str, int]:
+    """Memory statistics of a tpu device, with torch.cuda.memory_stats() keys
+    where they mean something here."""
+    from torch_tpu import _C
+
+    index = _index(device)
+    raw = _C.device.memory_stats(index)
+    plugin = _plugin_stats(index) or {}
+    allocated, peak = raw["allocated"], raw["peak"]
+    live, allocs = raw["num_buffers"], raw["num_allocs"]
+    reserved = int(plugin.get("bytes_in_use", allocated))
+    reserved_peak = int(plugin.get("peak_bytes_in_use", max(peak, reserved)))
+    stats = {
+        "allocated_bytes.all.current": allocated,
+        "allocated_bytes.all.peak": peak,
+        "active_bytes.all.current": allocated,
+        "active_bytes.all.peak": peak,
+        "reserved_bytes.all.current": reserved,
+        "reserved_bytes.all.peak": reserved_peak,
+        "allocation.all.current": live,
+        "allocation.all.allocated": allocs,
+        "allocation.all.freed": allocs - live,
+        "active.all.current": live,
+        "num_alloc_retries": 0,
+        "num_ooms": 0,
+        "num_sync_all_streams": 0,
+        "num_device_alloc": allocs,
+        "num_device_free": allocs - live,
+    }
+    return dict(sorted(stats.items()))
+
+
+def memory_allocated(device: Any = None) -> int:
+    """Bytes of live device buffers on a tpu device."""
+    from torch_tpu import _C
+
+    return _C.device.memory_stats(_index(device))["allocated"]
+
+
+def max_memory_allocated(device: Any = None) -> int:
+    """Peak of memory_allocated() since start or reset_peak_memory_stats()."""
+    from torch_tpu import _C
+
+    return _C.device.memory_stats(_index(device))["peak"]
+
+
+def memory_reserved(device: Any = None) -> int:
+    return memory_stats(device)["reserved_bytes.all.current"]
+
+
+def max_memory_reserved(device: Any = None) -> int:
+    return memory_stats(device)["reserved_bytes.all.peak"]
+
+
+def reset_peak_memory_stats(device: Any = None) -> None:
+    """Restarts the peak of memory_allocated() at its current value."""
+    from torch_tpu import _C
+
+    _C.device.reset_peak_memory_stats(_index(device))
+
+
+def mem_get_info(device: Any = None) -> tuple[int, int]:
+    """(free, total) bytes of a tpu device, from the plugin's limit; total
+    is 0 when the platform does not say."""
+    index = _index(device)
+    total = _total_memory(index)
+    used = memory_reserved(index)
+    return max(total - used, 0), total
+
+
+def empty_cache() -> None:
+    """Does nothing: torch_tpu keeps no cache of free device buffers (a
+    buffer is freed when its last tensor dies), so there is nothing to
+    release. Present for code written for torch.cuda."""
