@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from torch_tpu import runtime
-from tpu_testing import assert_same
+from tpu_testing import assert_same, assert_grad
 
 NAN, INF = float("nan"), float("inf")
 aten = torch.ops.aten
@@ -27,19 +27,6 @@ def make(shape, dtype=torch.float32, seed=0, scale=3.0):
 
 
 SPECIAL = torch.tensor([NAN, INF, -INF, 0.0, -0.0, 1e-3, -1e-3, 25.0, -25.0, 0.5])
-
-
-def assert_grad(fn, x, seed=5, **tol):
-    """d fn(x) / dx on tpu equals CPU's, for a random upstream gradient."""
-    xc = x.detach().clone().requires_grad_()
-    yc = fn(xc)
-    g = make(yc.shape, yc.dtype, seed)
-    yc.backward(g)
-    xt = x.detach().to("tpu").requires_grad_()
-    yt = fn(xt)
-    yt.backward(g.to("tpu"))
-    kw = tol or (dict(rtol=1.6e-2, atol=1e-2) if x.dtype == torch.bfloat16 else dict(rtol=1e-5, atol=1e-5))
-    torch.testing.assert_close(xt.grad.cpu(), xc.grad, equal_nan=True, **kw)
 
 
 ACTIVATIONS = {

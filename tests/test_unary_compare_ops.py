@@ -10,7 +10,7 @@ import math
 import pytest
 import torch
 
-from tpu_testing import assert_same, to_tpu
+from tpu_testing import assert_same, to_tpu, assert_grad
 
 NAN, INF = float("nan"), float("inf")
 
@@ -29,19 +29,6 @@ def make(shape, dtype, seed=0, low=-3.0, high=3.0):
 def special(dtype=torch.float32):
     """Special values, in a (2, 5) tensor."""
     return torch.tensor([[NAN, INF, -INF, 0.0, -0.0], [0.5, -0.5, 1.5, -2.5, 1e-3]], dtype=dtype)
-
-
-def assert_grad(fn, x, seed=5, **tol):
-    """d fn(x) / dx on tpu equals CPU's, for a random upstream gradient."""
-    xc = x.detach().clone().requires_grad_()
-    yc = fn(xc)
-    g = make(yc.shape, yc.dtype, seed)
-    yc.backward(g)
-    xt = x.detach().to("tpu").requires_grad_()
-    yt = fn(xt)
-    yt.backward(g.to("tpu"))
-    kw = tol or dict(rtol=1e-5, atol=1e-5)
-    torch.testing.assert_close(xt.grad.cpu(), xc.grad, equal_nan=True, **kw)
 
 
 # ---- unary ops ---------------------------------------------------------------------

@@ -68,3 +68,16 @@ def _compare(actual, expected, check_dtype, tol):
         return
     kw = tol or tolerances(expected.dtype)
     torch.testing.assert_close(actual, expected, check_dtype=check_dtype, equal_nan=True, **kw)
+
+
+def assert_grad(fn, x, seed=5, **tol):
+    """d fn(x) / dx on tpu equals CPU's, for the same random upstream gradient."""
+    xc = x.detach().clone().requires_grad_()
+    yc = fn(xc)
+    g = ((torch.rand(yc.shape, generator=torch.Generator().manual_seed(seed)) * 2 - 1) * 3.0).to(yc.dtype)
+    yc.backward(g)
+    xt = x.detach().to(TPU).requires_grad_()
+    yt = fn(xt)
+    yt.backward(g.to(TPU))
+    kw = tol or (dict(rtol=1.6e-2, atol=1e-2) if x.dtype == torch.bfloat16 else dict(rtol=1e-5, atol=1e-5))
+    torch.testing.assert_close(xt.grad.cpu(), xc.grad, equal_nan=True, **kw)
