@@ -134,6 +134,10 @@ std::vector<hlo::Value> declare_inputs(hlo::Builder& b, const std::vector<Operan
 std::vector<DeviceBufferPtr> run_program(const std::string& key, const char* op,
                                          const std::function<std::string()>& build,
                                          const std::vector<pjrt::c::Buffer*>& args, int device) {
+  // A forked child shares no live PJRT threads with its parent: launching
+  // would hang instead of failing.
+  TORCH_CHECK(!in_bad_fork(), op, ": cannot use the tpu device in a forked subprocess; use the 'spawn' "
+              "start method");
   std::shared_ptr<pjrt::LoadedExecutable> executable;
   try {
     executable = runtime::Runtime::get().compile_cache().get_or_compile(key, build);
