@@ -101,3 +101,15 @@ def test_memory_returns_to_baseline():
     del model, x, loss
     torch.tpu.synchronize()
     assert torch.tpu.memory_allocated() == base
+
+
+def test_accelerator_memory_api_counts_device_buffers():
+    torch.tpu.synchronize()
+    base = torch.accelerator.memory_allocated()
+    x = torch.ones(1000).to("tpu")
+    assert torch.accelerator.memory_allocated() == base + 4000
+    assert torch.accelerator.memory_stats()["allocated_bytes.all.current"] == base + 4000
+    del x
+    assert torch.accelerator.memory_allocated() == base
+    torch.accelerator.reset_peak_memory_stats()
+    assert torch.accelerator.max_memory_allocated() == base

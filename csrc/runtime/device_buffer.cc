@@ -6,6 +6,7 @@
 namespace torch_tpu::runtime {
 
 void DeviceMemoryStats::add(int64_t bytes) {
+  allocated_total.fetch_add(bytes, std::memory_order_relaxed);
   int64_t now = allocated.fetch_add(bytes, std::memory_order_relaxed) + bytes;
   int64_t seen = peak.load(std::memory_order_relaxed);
   while (now > seen && !peak.compare_exchange_weak(seen, now, std::memory_order_relaxed)) {

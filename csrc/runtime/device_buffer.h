@@ -18,10 +18,20 @@ struct DeviceMemoryStats {
   std::atomic<int64_t> peak{0};
   std::atomic<int64_t> num_buffers{0};
   std::atomic<int64_t> num_allocs{0};  // cumulative
+  std::atomic<int64_t> allocated_total{0};  // cumulative bytes
+  std::atomic<int64_t> freed_total{0};      // cumulative bytes
 
   void add(int64_t bytes);
-  void sub(int64_t bytes) { allocated.fetch_sub(bytes, std::memory_order_relaxed); }
+  void sub(int64_t bytes) {
+    allocated.fetch_sub(bytes, std::memory_order_relaxed);
+    freed_total.fetch_add(bytes, std::memory_order_relaxed);
+  }
   void reset_peak() { peak.store(allocated.load()); }
+  void reset_accumulated() {
+    num_allocs.store(0);
+    allocated_total.store(0);
+    freed_total.store(0);
+  }
 };
 
 // Statistics of `device` (0 <= device < kMaxDevices).
