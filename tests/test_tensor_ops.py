@@ -152,3 +152,26 @@ def test_unsupported_op_names_itself():
     x = torch.ones(3, device="tpu")
     with pytest.raises(NotImplementedError, match=r"aten::.* is not supported on tpu yet"):
         torch.linalg.svd(x.reshape(1, 3))
+
+
+@pytest.mark.parametrize("args", [(0, 1, 5), (-3, 7, 11), (2, 2, 1), (0, 10, 0), (1, -1, 4), (0, 1, 1000)], ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.bfloat16], ids=str)
+def test_linspace(args, dtype):
+    expected = torch.linspace(*args, dtype=dtype)
+    actual = torch.linspace(*args, dtype=dtype, device="tpu").cpu()
+    # bf16: PyTorch's CPU kernel rounds its step differently (1 ulp)
+    tol = dict(rtol=8e-3, atol=8e-3) if dtype == torch.bfloat16 else dict(rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(actual, expected, **tol)
+
+
+@pytest.mark.parametrize("shape", [(3,), (2, 4), (0, 2), (5, 1)], ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bool, torch.int32], ids=str)
+def test_eye(shape, dtype):
+    assert torch.equal(torch.eye(*shape, dtype=dtype, device="tpu").cpu(), torch.eye(*shape, dtype=dtype))
+
+
+def test_arange_forms():
+    for args in [(5,), (1, 7), (0, 1, 0.1), (10, 0, -3), (0, 0)]:
+        torch.testing.assert_close(torch.arange(*args, device="tpu").cpu(), torch.arange(*args))
+    with pytest.raises(RuntimeError):
+        torch.arange(0, 5, 0, device="tpu")

@@ -1,5 +1,5 @@
-// ATen glue for the factories that compute values: arange (and through it
-// torch.arange / range forms that ATen routes to arange.start_out).
+// ATen glue for the factories that compute values: arange (every torch.arange
+// form reaches arange.start_out), linspace and eye.
 #include <ATen/Dispatch.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/RangeUtils.h>
@@ -32,9 +32,45 @@ at::Tensor& arange_out(const c10::Scalar& start, const c10::Scalar& end, const c
   return out;
 }
 
+at::Tensor& linspace_out(const c10::Scalar& start, const c10::Scalar& end, int64_t steps, at::Tensor& out) {
+  TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
+  at::native::resize_output(out, {steps});
+  if (steps == 0) return out;
+  const ElementType type = to_element_type(out.scalar_type(), "aten::linspace");
+  // Integer outputs are computed in f32/f64 and truncated, as on CPU.
+  const ElementType compute = out.scalar_type() == at::kDouble ? ElementType::kF64 : ElementType::kF32;
+  std::string attributes(1, static_cast<char>(type));
+  attributes += std::to_string(steps);
+  OpCall call{"aten::linspace", std::move(attributes), {}, {{compute, start}, {compute, end}}};
+  run_op_into(call, [steps, type](hlo::Builder& b, const std::vector<hlo::Value>&, const std::vector<hlo::Value>& s) {
+    return std::vector<hlo::Value>{ops::lower_linspace(b, s[0], s[1], steps, type)};
+  }, out);
+  return out;
+}
+
+at::Tensor& eye_m_out(int64_t n, int64_t m, at::Tensor& out) {
+  TORCH_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
+  TORCH_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);
+  at::native::resize_output(out, {n, m});
+  if (n == 0 || m == 0) return out;
+  const ElementType type = to_element_type(out.scalar_type(), "aten::eye");
+  std::string attributes(1, static_cast<char>(type));
+  attributes += std::to_string(n) + "x" + std::to_string(m);
+  OpCall call{"aten::eye", std::move(attributes), {}, {}};
+  run_op_into(call, [n, m, type](hlo::Builder& b, const std::vector<hlo::Value>&, const std::vector<hlo::Value>&) {
+    return std::vector<hlo::Value>{ops::lower_eye(b, n, m, type)};
+  }, out);
+  return out;
+}
+
+at::Tensor& eye_out(int64_t n, at::Tensor& out) { return eye_m_out(n, n, out); }
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("linspace.out", linspace_out);
+  m.impl("eye.out", eye_out);
+  m.impl("eye.m_out", eye_m_out);
   m.impl("arange.start_out", arange_out);
 }
 

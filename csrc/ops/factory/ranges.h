@@ -11,6 +11,15 @@ namespace torch_tpu::ops {
 hlo::Value lower_arange(hlo::Builder& b, const hlo::Value& start, const hlo::Value& step, int64_t n,
                         ElementType out);
 
+// [start + i * step for i in range(n)] computed like PyTorch's linspace:
+// the first half from start, the second half back from end, so both ends
+// are exact. start, end are 0-dim scalars of the compute type.
+hlo::Value lower_linspace(hlo::Builder& b, const hlo::Value& start, const hlo::Value& end, int64_t n,
+                          ElementType out);
+
+// An n x m identity matrix.
+hlo::Value lower_eye(hlo::Builder& b, int64_t n, int64_t m, ElementType out);
+
 // The compute type lower_arange expects its scalars in.
 ElementType arange_compute_type(ElementType out);
 
