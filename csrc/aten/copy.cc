@@ -14,6 +14,7 @@
 #include "aten/device_scope.h"
 #include "aten/dtypes.h"
 #include "aten/op_runner.h"
+#include "ops/broadcast.h"
 #include "runtime/runtime.h"
 
 namespace torch_tpu::aten {
@@ -39,15 +40,8 @@ void copy_on_device(const at::Tensor& src, const at::Tensor& dst) {
   const auto out_dims = dst.sizes().vec();
   const ElementType out_type = to_element_type(dst.scalar_type(), "aten::copy_");
   auto body = [&](hlo::Builder& b, const std::vector<hlo::Value>& x, const std::vector<hlo::Value>&) {
-    hlo::Value v = x[0];
-    if (v.dtype() != out_type) v = b.convert(v, out_type);
-    if (v.dims() != out_dims) {
-      // Right-aligned broadcasting, as copy_ allows.
-      std::vector<int64_t> map(v.rank());
-      for (int64_t i = 0; i < v.rank(); ++i) map[i] = static_cast<int64_t>(out_dims.size()) - v.rank() + i;
-      v = b.broadcast_in_dim(v, out_dims, map);
-    }
-    return std::vector<hlo::Value>{v};
+    // Right-aligned broadcasting, as copy_ allows.
+    return std::vector<hlo::Value>{ops::broadcast_to(b, ops::convert_to(b, x[0], out_type), out_dims)};
   };
   run_op_into(call, body, dst);
 }
