@@ -25,6 +25,8 @@ setup_venv() {
   local need=()
   TORCH_DEVICE_BACKEND_AUTOLOAD=0 "$PY" -I -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '2.13.0')" 2>/dev/null || need+=("$TORCH_PIN")
   "$PY" -I -c "import numpy, pytest, scikit_build_core" 2>/dev/null || need+=(numpy pytest "scikit-build-core>=0.10" cmake ninja)
+  # PyTorch's OpInfo database (tests/test_opinfo.py) imports expecttest.
+  "$PY" -I -c "import expecttest" 2>/dev/null || need+=("expecttest==0.3.0")
   [ -f "$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so" ] || need+=("$CPU_PLUGIN_PIN")
   if [ ${#need[@]} -gt 0 ]; then
     log "installing ${need[*]}"
@@ -47,7 +49,9 @@ build() {
     return
   fi
   log "building torch_tpu (incremental; ccache when present)"
-  CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)} \
+  # Paths relative to the checkout in ccache's hashes: another clone of the
+  # same sources (CI's) reuses the compiled objects.
+  CCACHE_BASEDIR="$PWD" CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)} \
     "$PY" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps \
       --config-settings=cmake.define.TORCH_TPU_CPP_TESTS=ON .
   echo "$stamp" > "$stamp_file"

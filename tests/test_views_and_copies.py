@@ -161,3 +161,15 @@ def test_resize_keeps_contents():
 def test_bad_device_index():
     with pytest.raises(RuntimeError, match="invalid device ordinal"):
         torch.empty(2, device="tpu:99")
+
+
+def test_lazy_conjugate_and_negative_views_copy_like_cpu():
+    x = torch.randn(5, dtype=torch.complex64)
+    t = x.to("tpu")
+    torch.testing.assert_close(t.conj().cpu(), x.conj())
+    torch.testing.assert_close(t.conj().clone().cpu(), x.conj().clone())
+    torch.testing.assert_close(torch.conj(t)._neg_view().cpu(), x.conj()._neg_view().resolve_neg())
+    torch.testing.assert_close(x.conj().to("tpu").cpu(), x.conj())
+    out = torch.empty(5, dtype=torch.complex64, device="tpu")
+    out.copy_(t.conj())
+    torch.testing.assert_close(out.cpu(), x.conj())

@@ -12,6 +12,7 @@
 
 #include "aten/allocator.h"
 #include "aten/device_scope.h"
+#include "aten/deferred_checks.h"
 #include "aten/dtypes.h"
 #include "aten/op_runner.h"
 #include "ops/broadcast.h"
@@ -20,18 +21,6 @@
 namespace torch_tpu::aten {
 
 namespace {
-
-// The tensor's value as a dense buffer of its own shape and dtype.
-runtime::DeviceBufferPtr dense_value(const at::Tensor& t, const char* op) {
-  Operand o = make_operand(t, op);
-  if (o.direct) return o.buffer;
-  OpCall call{op, "dense", {t}, {}};
-  auto identity = [](hlo::Builder&, const std::vector<hlo::Value>& x, const std::vector<hlo::Value>&) {
-    return std::vector<hlo::Value>{x[0]};
-  };
-  at::Tensor dense = run_op(call, identity).at(0);
-  return make_operand(dense, op).buffer;
-}
 
 // Writes a tpu tensor `src` into tpu tensor `dst` (same device): dtype
 // conversion and broadcasting happen in the program.
@@ -71,16 +60,41 @@ at::Tensor tpu_to_host(const at::Tensor& src, const at::Tensor& dst) {
     // Reads only once the value is computed: this is a sync point.
     value->buffer().to_host(host.data_ptr(), host.nbytes());
   }
+  raise_failed_checks();
+  // The download holds the storage's values; a lazily conjugated or negated
+  // view is resolved by the CPU copy below.
+  host._set_conj(src.is_conj());
+  host._set_neg(src.is_neg());
   dst.copy_(host);
   return dst;
 }
 
-at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
+// A tpu tensor with the lazy conjugate / negative bit resolved into a new
+// tensor (the bits are not part of the view geometry programs read).
+at::Tensor resolve_lazy_bits(const at::Tensor& src) {
+  const bool conj = src.is_conj(), neg = src.is_neg();
+  OpCall call{"aten::resolve_conj", conj ? (neg ? "cn" : "c") : "n", {src}, {}};
+  return run_op(call, [conj, neg](hlo::Builder& b, const std::vector<hlo::Value>& t,
+                                  const std::vector<hlo::Value>&) {
+    hlo::Value v = t[0];
+    if (conj) v = b.complex(b.real(v), b.negate(b.imag(v)));
+    if (neg) v = b.negate(v);
+    return std::vector<hlo::Value>{v};
+  }).at(0);
+}
+
+at::Tensor copy_from(const at::Tensor& self_in, const at::Tensor& dst, bool non_blocking) {
   // non_blocking is honoured by ordering, not by skipping the host copy:
   // uploads copy the host data before returning, downloads wait for it.
+  at::Tensor self = self_in;
   const bool src_tpu = self.device().type() == c10::DeviceType::PrivateUse1;
   const bool dst_tpu = dst.device().type() == c10::DeviceType::PrivateUse1;
   if (dst.numel() == 0) return dst;
+  TORCH_CHECK_NOT_IMPLEMENTED(!dst_tpu || (!dst.is_conj() && !dst.is_neg()),
+                              "aten::copy_: writing into a lazily conjugated or negated tpu view is not supported; "
+                              "resolve it with resolve_conj() / resolve_neg() first");
+  if (!src_tpu && (self.is_conj() || self.is_neg())) self = self.resolve_conj().resolve_neg();
+  if (src_tpu && dst_tpu && (self.is_conj() || self.is_neg())) self = resolve_lazy_bits(self);
   if (!src_tpu && dst_tpu) return host_to_tpu(self, dst);
   if (src_tpu && !dst_tpu) {
     TORCH_CHECK(dst.device().is_cpu(), "aten::copy_: cannot copy from tpu to ", dst.device());
@@ -119,6 +133,16 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_copy_from", copy_from);
   m.impl("_copy_from_and_resize", copy_from_and_resize);
   m.impl("_local_scalar_dense", local_scalar_dense);
+}
+
+// The conjugate / negative fallbacks would materialize a lazy view with
+// clone(), which copies through _copy_from again: copy_from resolves the
+// bits itself, so those keys pass straight through.
+TORCH_LIBRARY_IMPL(aten, Conjugate, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+}
+TORCH_LIBRARY_IMPL(aten, Negative, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
 }
 
 }  // namespace torch_tpu::aten

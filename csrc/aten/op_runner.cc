@@ -188,6 +188,18 @@ c10::Device common_device(const std::vector<at::Tensor>& tensors, const char* op
   return *device;
 }
 
+// The tensor's value as a dense buffer of its own shape and dtype.
+DeviceBufferPtr dense_value(const at::Tensor& t, const char* op) {
+  Operand o = make_operand(t, op);
+  if (o.direct) return o.buffer;
+  OpCall call{op, "dense", {t}, {}};
+  auto identity = [](hlo::Builder&, const std::vector<hlo::Value>& x, const std::vector<hlo::Value>&) {
+    return std::vector<hlo::Value>{x[0]};
+  };
+  at::Tensor dense = run_op(call, identity).at(0);
+  return make_operand(dense, op).buffer;
+}
+
 at::Tensor tensor_from_value(DeviceBufferPtr value, c10::Device device) {
   const auto& type = value->type();
   CurrentDeviceScope scope(value->device());
@@ -220,43 +232,91 @@ std::vector<at::Tensor> run_op(const OpCall& call, const LoweringBody& body) {
   return out;
 }
 
-void run_op_into(const OpCall& call, const LoweringBody& body, const at::Tensor& dst) {
-  at::assert_no_internal_overlap(dst);
-  OpCall with_dst = call;
-  with_dst.tensors.push_back(dst);  // last operand: the destination's storage
-  Prepared p = prepare(with_dst);
+namespace {
+
+bool share_a_storage(const std::vector<at::Tensor>& dsts) {
+  for (size_t i = 0; i < dsts.size(); ++i) {
+    for (size_t j = i + 1; j < dsts.size(); ++j) {
+      if (dsts[i].storage().is_alias_of(dsts[j].storage())) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<at::Tensor> run_op_into(const OpCall& call, const LoweringBody& body,
+                                    const std::vector<at::Tensor>& dsts) {
+  for (const at::Tensor& dst : dsts) at::assert_no_internal_overlap(dst);
+  const size_t n = dsts.size();
+  if (share_a_storage(dsts)) {
+    // One program cannot write one storage twice: compute, then write each
+    // destination in order, as a loop over the destinations would.
+    std::vector<at::Tensor> outs = run_op(call, body);
+    TORCH_INTERNAL_ASSERT(outs.size() >= n, call.name, ": fewer results than destinations");
+    for (size_t i = 0; i < n; ++i) {
+      TORCH_CHECK(outs[i].sizes() == dsts[i].sizes(), call.name, ": result shape ", outs[i].sizes(),
+                  " does not match the destination's ", dsts[i].sizes());
+      const_cast<at::Tensor&>(dsts[i]).copy_(outs[i]);
+    }
+    return std::vector<at::Tensor>(outs.begin() + n, outs.end());
+  }
+  OpCall with_dsts = call;
+  // The last n operands: the destinations' storages.
+  with_dsts.tensors.insert(with_dsts.tensors.end(), dsts.begin(), dsts.end());
+  Prepared p = prepare(with_dsts);
   p.key.push_back('W');
-  const Operand& target = p.operands.back();
+  p.key.append(std::to_string(n));
+  const std::vector<Operand> targets(p.operands.end() - n, p.operands.end());
   auto build = [&] {
     try {
       hlo::Builder b(call.name);
       std::vector<hlo::Value> scalars;
-      std::vector<Operand> inputs(p.operands.begin(), p.operands.end() - 1);
+      std::vector<Operand> inputs(p.operands.begin(), p.operands.end() - n);
       auto tensors = declare_inputs(b, inputs, call, &scalars);
-      hlo::Value storage;
-      bool has_storage = declare_storage(b, target, &storage);
+      std::vector<hlo::Value> storages(n);
+      std::vector<bool> has_storage(n);
+      for (size_t i = 0; i < n; ++i) has_storage[i] = declare_storage(b, targets[i], &storages[i]);
       std::vector<hlo::Value> outs = body(b, tensors, scalars);
-      TORCH_INTERNAL_ASSERT(outs.size() == 1, call.name, ": an in-place lowering returns one value");
-      hlo::Value value = outs[0];
-      if (value.dtype() != target.dtype) value = b.convert(value, target.dtype);
-      if (value.dims() != target.sizes) {
-        TORCH_CHECK(false, call.name, ": result shape ", hlo::dims_to_string(value.dims()),
-                    " does not match the destination's ", hlo::dims_to_string(target.sizes));
+      TORCH_INTERNAL_ASSERT(outs.size() >= n, call.name, ": an in-place lowering returns a value per destination");
+      for (size_t i = 0; i < n; ++i) {
+        hlo::Value value = outs[i];
+        if (value.dtype() != targets[i].dtype) value = b.convert(value, targets[i].dtype);
+        if (value.dims() != targets[i].sizes) {
+          TORCH_CHECK(false, call.name, ": result shape ", hlo::dims_to_string(value.dims()),
+                      " does not match the destination's ", hlo::dims_to_string(targets[i].sizes));
+        }
+        outs[i] = write_operand(b, targets[i], has_storage[i] ? &storages[i] : nullptr, value);
       }
-      return b.build({write_operand(b, target, has_storage ? &storage : nullptr, value)});
+      return b.build(outs);
     } catch (const hlo::HloError& e) {
       TORCH_CHECK(false, hlo_error(call, e));
     }
   };
-  // Arguments: the inputs, then the scalars, then the destination storage
-  // (when a partial write reads it) — the order build() declares them.
+  // Arguments: the inputs, then the scalars, then the destination storages
+  // that partial writes read — the order build() declares them.
   Prepared inputs_only = p;
-  inputs_only.operands.pop_back();
+  inputs_only.operands.resize(p.operands.size() - n);
   std::vector<DeviceBufferPtr> keep_alive;
   auto args = arguments(inputs_only, call, keep_alive);
-  if (!target.whole_storage && target.buffer) args.push_back(target.buffer->get());
+  for (const Operand& target : targets) {
+    if (!target.whole_storage && target.buffer) args.push_back(target.buffer->get());
+  }
   auto outputs = run_program(p.key, call.name, build, args, p.device.index());
-  storage_value(dst.storage()).set_value(std::move(outputs.at(0)));
+  std::vector<at::Tensor> extras;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (i < n) {
+      storage_value(dsts[i].storage()).set_value(std::move(outputs[i]));
+    } else {
+      extras.push_back(tensor_from_value(std::move(outputs[i]), p.device));
+    }
+  }
+  return extras;
+}
+
+void run_op_into(const OpCall& call, const LoweringBody& body, const at::Tensor& dst) {
+  auto extras = run_op_into(call, body, std::vector<at::Tensor>{dst});
+  TORCH_INTERNAL_ASSERT(extras.empty(), call.name, ": an in-place lowering returned extra values");
 }
 
 }  // namespace torch_tpu::aten

@@ -46,6 +46,14 @@ std::vector<at::Tensor> run_op(const OpCall& call, const LoweringBody& body);
 // dst's view, updating its storage for every alias.
 void run_op_into(const OpCall& call, const LoweringBody& body, const at::Tensor& dst);
 
+// The same for several destinations (a _foreach_ op, an op with two
+// in-place results): the body's first dsts.size() values are written into
+// `dsts`, in one program; any further values (a deferred-check flag) come
+// back as new tensors. Destinations sharing a storage are written one after
+// another, in order.
+std::vector<at::Tensor> run_op_into(const OpCall& call, const LoweringBody& body,
+                                    const std::vector<at::Tensor>& dsts);
+
 // The device all tpu tensors of a call live on; raises the same error as
 // CUDA when they are on different devices.
 c10::Device common_device(const std::vector<at::Tensor>& tensors, const char* op);
@@ -57,6 +65,10 @@ std::vector<runtime::DeviceBufferPtr> run_program(const std::string& key, const 
                                                   const std::function<std::string()>& build,
                                                   const std::vector<pjrt::c::Buffer*>& args,
                                                   int device);
+
+// The tensor's value as a dense buffer of its own shape and dtype (a
+// program materializes a view; a plain tensor costs nothing).
+runtime::DeviceBufferPtr dense_value(const at::Tensor& t, const char* op);
 
 // A new tpu tensor holding `value` (its shape and dtype).
 at::Tensor tensor_from_value(runtime::DeviceBufferPtr value, c10::Device device);

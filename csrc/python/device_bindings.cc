@@ -7,6 +7,7 @@
 
 #include <c10/util/Exception.h>
 
+#include "aten/deferred_checks.h"
 #include "aten/device_guard.h"
 #include "aten/generator.h"
 #include "python/bindings.h"
@@ -96,8 +97,11 @@ void bind_device(py::module_& m) {
   }, py::arg("device"));
   d.def("synchronize", [](int device) {
     c10::DeviceIndex index = checked(device);
-    py::gil_scoped_release release;
-    runtime::synchronize(index);
+    {
+      py::gil_scoped_release release;
+      runtime::synchronize(index);
+    }
+    aten::raise_failed_checks();
   }, py::arg("device"));
   d.def("is_idle", [](int device) { return runtime::is_idle(checked(device)); },
         py::arg("device"));

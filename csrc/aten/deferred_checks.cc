@@ -1,0 +1,72 @@
+#include "aten/deferred_checks.h"
+
+#include <c10/util/Exception.h>
+
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "aten/op_runner.h"
+
+namespace torch_tpu::aten {
+
+namespace {
+
+struct PendingCheck {
+  runtime::DeviceBufferPtr flag;
+  CheckError error;
+  std::string message;
+};
+
+// A loop that never syncs would grow the list forever; past this many
+// pending flags they are read at the next registration (a sync there).
+constexpr size_t kMaxPending = 1024;
+
+std::mutex& pending_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+std::vector<PendingCheck>& pending() {
+  static std::vector<PendingCheck> checks;
+  return checks;
+}
+
+[[noreturn]] void raise(const PendingCheck& check) {
+  switch (check.error) {
+    case CheckError::kIndex: TORCH_CHECK_INDEX(false, check.message);
+    case CheckError::kValue: TORCH_CHECK_VALUE(false, check.message);
+    case CheckError::kRuntime: break;
+  }
+  TORCH_CHECK(false, check.message);
+}
+
+}  // namespace
+
+void defer_check(const at::Tensor& violated, CheckError error, std::string message) {
+  TORCH_INTERNAL_ASSERT(violated.dim() == 0 && violated.scalar_type() == c10::kBool);
+  runtime::DeviceBufferPtr flag = dense_value(violated, "deferred check");
+  bool full = false;
+  {
+    std::lock_guard<std::mutex> lock(pending_mutex());
+    pending().push_back({std::move(flag), error, std::move(message)});
+    full = pending().size() >= kMaxPending;
+  }
+  if (full) raise_failed_checks();
+}
+
+void raise_failed_checks() {
+  std::vector<PendingCheck> checks;
+  {
+    std::lock_guard<std::mutex> lock(pending_mutex());
+    if (pending().empty()) return;
+    checks.swap(pending());
+  }
+  for (const PendingCheck& check : checks) {
+    bool violated = false;
+    check.flag->buffer().to_host(&violated, sizeof violated);
+    if (violated) raise(check);
+  }
+}
+
+}  // namespace torch_tpu::aten
