@@ -2,8 +2,8 @@
 // layer norm and the losses (nll_loss, nll_loss2d, mse_loss), forward and
 // backward. F.linear, F.cross_entropy, F.layer_norm, torch.stack ... are
 // composite in ATen and reach these (and the ops of register_linalg.cc).
-// Checks raise what CPU raises, except the data-dependent ones (an index or
-// target out of range), which would need the values on the host.
+// Checks raise what CPU raises; the data-dependent ones (an index or target
+// out of range) are deferred to the next sync (aten/deferred_checks.h).
 #include <ATen/ExpandUtils.h>
 #include <ATen/TensorUtils.h>
 #include <ATen/core/Tensor.h>
@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "aten/dtypes.h"
+#include "aten/index_checks.h"
 #include "aten/op_runner.h"
 #include "ops/nn/embedding.h"
 #include "ops/nn/layer_norm.h"
@@ -53,10 +54,11 @@ at::Tensor embedding(const at::Tensor& weight, const at::Tensor& indices, c10::S
                      bool scale_grad_by_freq, bool sparse) {
   TORCH_CHECK(weight.dim() == 2, "'weight' must be 2-D");
   check_indices(indices, 1, "embedding");
+  // An index outside [0, rows) raises IndexError at the next sync (index_checks.h).
   OpCall call{"aten::embedding", "", {weight, indices}, {}};
-  return run_op(call, [](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
-    return std::vector<hlo::Value>{ops::lower_embedding(b, t[0], t[1])};
-  }).at(0);
+  return run_checked(call, [](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
+    return ops::Checked{ops::lower_embedding(b, t[0], t[1]), ops::index_out_of_range(b, t[1], t[0].dims()[0], false)};
+  }, CheckError::kIndex, "index out of range in self");
 }
 
 at::Tensor embedding_dense_backward(const at::Tensor& grad_output, const at::Tensor& indices,
@@ -293,6 +295,7 @@ std::tuple<at::Tensor, at::Tensor> nll_loss_forward(const at::Tensor& self, cons
                                                     const std::optional<at::Tensor>& weight, int64_t reduction,
                                                     c10::SymInt ignore_index) {
   check_nll_1d_2d(self, target, defined(weight));
+  defer_target_check(target, self.size(self.dim() == 1 ? 0 : 1), ignore_index.expect_int());
   return nll_forward("aten::nll_loss_forward", self, target, defined(weight), reduction, ignore_index.expect_int());
 }
 
@@ -325,6 +328,7 @@ std::tuple<at::Tensor, at::Tensor> nll_loss2d_forward(const at::Tensor& self, co
                                                       const std::optional<at::Tensor>& weight, int64_t reduction,
                                                       c10::SymInt ignore_index) {
   check_nll_2d(self, target, defined(weight));
+  defer_target_check(target, self.size(1), ignore_index.expect_int());
   return nll_forward("aten::nll_loss2d_forward", self, target, defined(weight), reduction,
                      ignore_index.expect_int());
 }

@@ -1,6 +1,7 @@
 #include "ops/elementwise/arithmetic.h"
 
 #include "ops/broadcast.h"
+#include "ops/elementwise/binary_math.h"
 
 namespace torch_tpu::ops {
 
@@ -49,13 +50,8 @@ hlo::Value lower_div(hlo::Builder& b, const hlo::Value& x, const hlo::Value& y, 
                ? b.select(b.compare(q, b.constant_splat_int(0, q.type()), "LT"), b.ceil(q), b.floor(q))
                : q;
   }
-  if (is_floating(out)) return b.floor(q);
-  // Integer floor division: step down when the signs differ and it is inexact.
-  hlo::Value zero = b.constant_splat_int(0, q.type());
-  hlo::Value inexact = b.compare(b.multiply(q, r), l, "NE");
-  hlo::Value signs_differ = b.compare(b.compare(l, zero, "LT"), b.compare(r, zero, "LT"), "NE");
-  hlo::Value adjust = b.and_(inexact, signs_differ);
-  return b.select(adjust, b.subtract(q, b.constant_splat_int(1, q.type())), q);
+  // floor: PyTorch's algorithm (fmod-based for floats, so 1 // 0.1 is 9).
+  return floor_divide_same_type(b, l, r);
 }
 
 hlo::Value lower_fill(hlo::Builder& b, const hlo::Value& value, const std::vector<int64_t>& dims,

@@ -1,14 +1,55 @@
 #include "ops/random/uniform.h"
 
+#include <cmath>
+
 #include "ops/broadcast.h"
 
 namespace torch_tpu::ops {
 
-hlo::Value uniform_f32(hlo::Builder& b, const hlo::Value& seed, const hlo::Value& offset,
+hlo::Value random_bits(hlo::Builder& b, const hlo::Value& seed, const hlo::Value& offset, ElementType type,
                        const std::vector<int64_t>& dims) {
   hlo::Value state = b.concatenate({b.reshape(seed, {1}), b.reshape(offset, {1})}, 0);
-  hlo::Value bits = b.rng_bit_generator(state, hlo::TensorType(ElementType::kU32, dims),
-                                        hlo::RngAlgorithm::kThreeFry).second;
+  return b.rng_bit_generator(state, hlo::TensorType(type, dims), hlo::RngAlgorithm::kThreeFry).second;
+}
+
+namespace {
+
+// Bits (u32 for f32, u64 for f64) to floats on the unit interval: the top
+// `mantissa` bits as an integer k, then k * 2^-mantissa, or
+// (k + 1/2) * 2^-mantissa for the open interval; exact in `type`.
+hlo::Value bits_to_unit(hlo::Builder& b, const hlo::Value& bits, ElementType type, UnitInterval interval) {
+  const bool f64 = type == ElementType::kF64;
+  const int width = f64 ? 64 : 32;
+  const int mantissa = (f64 ? 53 : 24) - (interval == UnitInterval::kOpen ? 1 : 0);
+  hlo::Value k = b.shift_right_logical(bits, b.constant_splat_int(width - mantissa, bits.type()));
+  hlo::Value f = b.convert(k, type);
+  if (interval == UnitInterval::kOpen) f = b.add(f, b.constant_splat(0.5, f.type()));
+  return b.multiply(f, b.constant_splat(std::ldexp(1.0, -mantissa), f.type()));
+}
+
+}  // namespace
+
+std::vector<hlo::Value> unit_uniform(hlo::Builder& b, const hlo::Value& seed, const hlo::Value& offset,
+                                     const std::vector<int64_t>& dims, ElementType type, int count,
+                                     UnitInterval interval) {
+  const ElementType bits_type = type == ElementType::kF64 ? ElementType::kU64 : ElementType::kU32;
+  if (count == 1) return {bits_to_unit(b, random_bits(b, seed, offset, bits_type, dims), type, interval)};
+  std::vector<int64_t> all_dims{count};
+  all_dims.insert(all_dims.end(), dims.begin(), dims.end());
+  hlo::Value all = bits_to_unit(b, random_bits(b, seed, offset, bits_type, all_dims), type, interval);
+  std::vector<hlo::Value> out;
+  std::vector<int64_t> starts(all_dims.size(), 0), limits = all_dims, strides(all_dims.size(), 1);
+  for (int i = 0; i < count; ++i) {
+    starts[0] = i;
+    limits[0] = i + 1;
+    out.push_back(b.reshape(b.slice(all, starts, limits, strides), dims));
+  }
+  return out;
+}
+
+hlo::Value uniform_f32(hlo::Builder& b, const hlo::Value& seed, const hlo::Value& offset,
+                       const std::vector<int64_t>& dims) {
+  hlo::Value bits = random_bits(b, seed, offset, ElementType::kU32, dims);
   // 23 random mantissa bits under exponent 0: a float in [1, 2), minus 1.
   hlo::TensorType u32(ElementType::kU32, dims);
   hlo::Value mantissa = b.shift_right_logical(bits, b.constant_splat_int(9, u32));

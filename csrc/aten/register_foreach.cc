@@ -1,0 +1,931 @@
+// ATen glue for the _foreach_ ops that torch.optim's foreach steps and
+// clip_grad_norm_ use: a whole list is ONE program per device (not one
+// launch per tensor). Every element computes exactly what the per-tensor op
+// would (its own type promotion), with the elementwise lowerings of
+// csrc/ops/elementwise through csrc/ops/optim/foreach.cc. Scalars and scalar
+// lists (learning rates, bias corrections, eps) are runtime inputs, so a
+// training loop with a changing learning rate never recompiles.
+//
+// Whatever the one-program path does not cover (a CPU tensor in a list,
+// lists of different lengths, broadcasting between elements, bool or
+// complex tensors, a result that cannot be cast in place) goes to
+// PyTorch's per-tensor implementation, which computes it op by op on tpu or
+// raises the error the per-tensor op raises.
+#include <ATen/core/Tensor.h>
+#include <ATen/WrapDimUtils.h>
+#include <ATen/native/Resize.h>
+#include <ATen/native/TypeProperties.h>
+#include <ATen/ops/_foreach_abs_native.h>
+#include <ATen/ops/_foreach_add_native.h>
+#include <ATen/ops/_foreach_addcdiv_native.h>
+#include <ATen/ops/_foreach_addcmul_native.h>
+#include <ATen/ops/_foreach_clamp_max_native.h>
+#include <ATen/ops/_foreach_clamp_min_native.h>
+#include <ATen/ops/_foreach_copy_native.h>
+#include <ATen/ops/_foreach_div_native.h>
+#include <ATen/ops/_foreach_exp_native.h>
+#include <ATen/ops/_foreach_lerp_native.h>
+#include <ATen/ops/_foreach_maximum_native.h>
+#include <ATen/ops/_foreach_minimum_native.h>
+#include <ATen/ops/_foreach_mul_native.h>
+#include <ATen/ops/_foreach_neg_native.h>
+#include <ATen/ops/_foreach_norm_native.h>
+#include <ATen/ops/_foreach_pow_native.h>
+#include <ATen/ops/_foreach_reciprocal_native.h>
+#include <ATen/ops/_foreach_sign_native.h>
+#include <ATen/ops/_foreach_sqrt_native.h>
+#include <ATen/ops/_foreach_sub_native.h>
+#include <ATen/ops/_foreach_zero_native.h>
+#include <c10/core/DefaultDtype.h>
+#include <c10/core/ScalarType.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "aten/dtypes.h"
+#include "aten/elementwise_args.h"
+#include "aten/op_runner.h"
+#include "ops/broadcast.h"
+#include "ops/optim/foreach.h"
+
+namespace torch_tpu::aten {
+
+namespace {
+
+using at::TensorList;
+using c10::ScalarType;
+using ops::ForeachOp;
+using ops::UnaryOp;
+using Scalars = at::ArrayRef<c10::Scalar>;
+
+// One argument of one element: a tpu tensor, or a scalar (a Python number,
+// or a CPU 0-dim tensor's value). `shared` >= 0 marks an argument every
+// element has (the single tensor or scalar of an overload): it becomes one
+// program input (per type, for scalars).
+struct Arg {
+  const at::Tensor* tensor = nullptr;  // also kept for a CPU 0-dim tensor, for type promotion
+  bool is_scalar = false;
+  c10::Scalar scalar;
+  int shared = -1;
+};
+
+struct Element {
+  std::vector<Arg> args;
+  ScalarType out = ScalarType::Undefined;
+  const at::Tensor* dst = nullptr;  // in-place: the list element written
+  c10::Device device = c10::Device(c10::DeviceType::PrivateUse1, 0);
+  std::vector<int64_t> dims;
+};
+
+// Where an argument position takes its values from, across the list.
+struct Source {
+  TensorList list;
+  const at::Tensor* tensor = nullptr;
+  std::optional<c10::Scalar> scalar;
+  std::optional<Scalars> scalars;
+  bool is_list = false;
+};
+Source L(TensorList l) {
+  Source s;
+  s.list = l;
+  s.is_list = true;
+  return s;
+}
+Source T(const at::Tensor& t) {
+  Source s;
+  s.tensor = &t;
+  return s;
+}
+Source S(const c10::Scalar& v) {
+  Source s;
+  s.scalar = v;
+  return s;
+}
+Source SL(Scalars v) {
+  Source s;
+  s.scalars = v;
+  return s;
+}
+
+bool is_tpu(const at::Tensor& t) { return t.defined() && t.device().type() == c10::DeviceType::PrivateUse1; }
+
+// The elements of a call, or nullopt when the one-program path does not
+// apply (then the caller runs PyTorch's per-tensor implementation).
+std::optional<std::vector<Element>> zip(const std::vector<Source>& sources) {
+  size_t n = 0;
+  bool have_n = false;
+  for (const Source& s : sources) {
+    size_t len = s.is_list ? s.list.size() : s.scalars ? s.scalars->size() : 0;
+    if (!s.is_list && !s.scalars) continue;
+    if (!have_n) {
+      n = len;
+      have_n = true;
+    } else if (len != n) {
+      return std::nullopt;
+    }
+  }
+  if (!have_n || n == 0) return std::nullopt;
+  std::vector<Element> elements(n);
+  for (size_t i = 0; i < n; ++i) {
+    Element& e = elements[i];
+    for (size_t k = 0; k < sources.size(); ++k) {
+      const Source& s = sources[k];
+      Arg a;
+      if (s.is_list) {
+        const at::Tensor& t = s.list[i];
+        if (!is_tpu(t)) return std::nullopt;
+        a.tensor = &t;
+      } else if (s.tensor) {
+        const at::Tensor& t = *s.tensor;
+        if (!t.defined() || t.dim() != 0) return std::nullopt;
+        a.tensor = &t;
+        a.shared = static_cast<int>(k);
+        if (t.device().is_cpu()) {
+          a.is_scalar = true;
+          a.scalar = t.item();
+        } else if (!is_tpu(t)) {
+          return std::nullopt;
+        }
+      } else if (s.scalar) {
+        a.is_scalar = true;
+        a.scalar = *s.scalar;
+        a.shared = static_cast<int>(k);
+      } else {
+        a.is_scalar = true;
+        a.scalar = (*s.scalars)[i];
+      }
+      e.args.push_back(a);
+    }
+  }
+  return elements;
+}
+
+bool plain_dtype(ScalarType t) {
+  return has_element_type(t) && !c10::isComplexType(t) && t != ScalarType::Bool;
+}
+
+// Tensors of an element: on one tpu device, of one shape (shared ones
+// 0-dim), of types the one-program path handles.
+bool check_tensors(Element& e, bool allow_bool) {
+  const at::Tensor* first = nullptr;
+  for (const Arg& a : e.args) {
+    if (!a.tensor || (a.is_scalar && a.shared >= 0)) continue;
+    const at::Tensor& t = *a.tensor;
+    const ScalarType st = t.scalar_type();
+    if (!(plain_dtype(st) || (allow_bool && st == ScalarType::Bool))) return false;
+    if (a.shared >= 0) continue;  // a 0-dim tpu tensor: checked for its device below
+    if (!first) {
+      first = &t;
+    } else if (t.sizes() != first->sizes()) {
+      return false;
+    }
+  }
+  if (!first) return false;
+  e.device = first->device();
+  e.dims = first->sizes().vec();
+  for (const Arg& a : e.args) {
+    if (a.tensor && !a.is_scalar && a.tensor->device() != e.device) return false;
+  }
+  return true;
+}
+
+c10::ScalarType promote(const Element& e, size_t count) {
+  at::native::ResultTypeState state;
+  for (size_t i = 0; i < count && i < e.args.size(); ++i) {
+    const Arg& a = e.args[i];
+    if (a.tensor) {
+      state = at::native::update_result_type_state(*a.tensor, state);
+    } else {
+      state = at::native::update_result_type_state(a.scalar, state);
+    }
+  }
+  return at::native::result_type(state);
+}
+
+ScalarType default_float() { return c10::typeMetaToScalarType(c10::get_default_dtype()); }
+
+struct Spec {
+  const char* name;
+  ForeachOp op;
+  UnaryOp unary = UnaryOp::kNeg;
+};
+
+// One program for the elements (all on one device): functional results, or
+// written into the elements' destinations.
+std::vector<at::Tensor> run_group(const Spec& spec, const std::vector<const Element*>& elements, bool inplace) {
+  OpCall call{spec.name, "", {}, {}};
+  call.attributes.push_back(static_cast<char>(spec.op));
+  call.attributes.push_back(static_cast<char>(spec.unary));
+  std::map<std::pair<int, int>, size_t> shared_scalars;  // (source, type) -> scalar index
+  std::map<int, size_t> shared_tensors;                  // source -> tensor index
+  std::vector<std::vector<ArgSlot>> slots(elements.size());
+  std::vector<ElementType> outs;
+  std::vector<std::vector<int64_t>> dims;
+  std::vector<at::Tensor> dsts;
+  for (size_t i = 0; i < elements.size(); ++i) {
+    const Element& e = *elements[i];
+    const ElementType out = to_element_type(e.out, spec.name);
+    const ElementType scalar_type = ops::foreach_compute_type(spec.op, out);
+    const ScalarType scalar_st = to_scalar_type(scalar_type);
+    outs.push_back(out);
+    dims.push_back(e.dims);
+    call.attributes.push_back(static_cast<char>(out));
+    for (const Arg& a : e.args) {
+      ArgSlot slot{};
+      if (a.is_scalar) {
+        const c10::Scalar value = cast_scalar(a.scalar, scalar_st);
+        if (a.shared >= 0) {
+          auto key = std::make_pair(a.shared, static_cast<int>(scalar_type));
+          auto it = shared_scalars.find(key);
+          if (it == shared_scalars.end()) {
+            call.scalars.push_back({scalar_type, value});
+            it = shared_scalars.emplace(key, call.scalars.size() - 1).first;
+          }
+          slot = {true, it->second};
+        } else {
+          call.scalars.push_back({scalar_type, value});
+          slot = {true, call.scalars.size() - 1};
+        }
+        call.attributes.push_back(a.shared >= 0 ? 'S' : 's');
+      } else {
+        if (a.shared >= 0) {
+          auto it = shared_tensors.find(a.shared);
+          if (it == shared_tensors.end()) {
+            call.tensors.push_back(*a.tensor);
+            it = shared_tensors.emplace(a.shared, call.tensors.size() - 1).first;
+          }
+          slot = {false, it->second};
+        } else {
+          call.tensors.push_back(*a.tensor);
+          slot = {false, call.tensors.size() - 1};
+        }
+        call.attributes.push_back(a.shared >= 0 ? 'T' : 't');
+      }
+      slots[i].push_back(slot);
+    }
+    if (inplace) dsts.push_back(*e.dst);
+  }
+  const ForeachOp op = spec.op;
+  const UnaryOp unary = spec.unary;
+  auto body = [slots = std::move(slots), outs = std::move(outs), dims = std::move(dims), op, unary](
+                  hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>& s) {
+    std::vector<hlo::Value> results;
+    results.reserve(slots.size());
+    for (size_t i = 0; i < slots.size(); ++i) {
+      std::vector<hlo::Value> args;
+      for (const ArgSlot& slot : slots[i]) args.push_back(slot.pick(t, s));
+      hlo::Value r = ops::lower_foreach_element(b, op, unary, args, outs[i]);
+      results.push_back(ops::broadcast_to(b, r, dims[i]));
+    }
+    return results;
+  };
+  if (inplace) {
+    run_op_into(call, body, dsts);
+    return {};
+  }
+  return run_op(call, body);
+}
+
+// Runs the elements, one program per device.
+std::vector<at::Tensor> run_elements(const Spec& spec, const std::vector<Element>& elements, bool inplace) {
+  std::map<int, std::vector<size_t>> by_device;
+  for (size_t i = 0; i < elements.size(); ++i) by_device[elements[i].device.index()].push_back(i);
+  std::vector<at::Tensor> results(inplace ? 0 : elements.size());
+  for (const auto& [device, indices] : by_device) {
+    std::vector<const Element*> group;
+    for (size_t i : indices) group.push_back(&elements[i]);
+    auto outs = run_group(spec, group, inplace);
+    if (!inplace) {
+      for (size_t j = 0; j < indices.size(); ++j) results[indices[j]] = outs.at(j);
+    }
+  }
+  return results;
+}
+
+// In-place: every result casts to its destination and no destination
+// appears twice (a list naming one tensor twice updates it twice, op by op).
+bool prepare_inplace(std::vector<Element>& elements, TensorList self) {
+  std::unordered_set<const c10::TensorImpl*> seen;
+  for (size_t i = 0; i < elements.size(); ++i) {
+    Element& e = elements[i];
+    e.dst = &self[i];
+    if (!c10::canCast(e.out, self[i].scalar_type())) return false;
+    if (self[i].sizes() != c10::IntArrayRef(e.dims)) return false;
+    if (!seen.insert(self[i].unsafeGetTensorImpl()).second) return false;
+  }
+  return true;
+}
+
+// ---- result dtypes per op --------------------------------------------------------------------
+
+enum class Rule {
+  kPromote2,     // the first two arguments, like a binary op
+  kPromote3,     // the first three (addcmul / addcdiv)
+  kDiv,          // binary, integers to the default float
+  kSelf,         // the first argument's (lerp: all tensors must match)
+  kFloatUnary,   // integers to the default float
+  kSameUnary,    // the input's
+  kFloatPow,     // binary promotion, float results only
+};
+
+bool assign_dtypes(std::vector<Element>& elements, Rule rule) {
+  for (Element& e : elements) {
+    switch (rule) {
+      case Rule::kPromote2: e.out = promote(e, 2); break;
+      case Rule::kPromote3: e.out = promote(e, 3); break;
+      case Rule::kDiv:
+        e.out = promote(e, 2);
+        if (c10::isIntegralType(e.out, true)) e.out = default_float();
+        break;
+      case Rule::kSelf:
+        e.out = e.args[0].tensor->scalar_type();
+        for (const Arg& a : e.args) {
+          if (a.tensor && a.tensor->scalar_type() != e.out) return false;
+        }
+        break;
+      case Rule::kFloatUnary: {
+        const ScalarType in = e.args[0].tensor->scalar_type();
+        e.out = c10::isIntegralType(in, true) ? default_float() : in;
+        break;
+      }
+      case Rule::kSameUnary: e.out = e.args[0].tensor->scalar_type(); break;
+      case Rule::kFloatPow:
+        e.out = promote(e, 2);
+        if (!c10::isFloatingType(e.out)) return false;
+        break;
+    }
+    if (!plain_dtype(e.out)) return false;
+  }
+  return true;
+}
+
+// The whole path: elements, checks, dtypes, programs. Returns nullopt when
+// the per-tensor implementation must run instead.
+std::optional<std::vector<at::Tensor>> try_run(const Spec& spec, const std::vector<Source>& sources, Rule rule,
+                                               TensorList* self_inplace,
+                                               std::optional<c10::Scalar> alpha = std::nullopt) {
+  auto elements = zip(sources);
+  if (!elements) return std::nullopt;
+  for (Element& e : *elements) {
+    if (!check_tensors(e, false)) return std::nullopt;
+  }
+  if (!assign_dtypes(*elements, rule)) return std::nullopt;
+  if (alpha && !(alpha->isIntegral(true) && alpha->toLong() == 1)) {
+    for (Element& e : *elements) {
+      if (c10::isIntegralType(e.out, true) && !alpha->isIntegral(true)) return std::nullopt;
+      Arg a;
+      a.is_scalar = true;
+      a.scalar = *alpha;
+      a.shared = 1000;
+      e.args.push_back(a);
+    }
+  }
+  if (self_inplace && !prepare_inplace(*elements, *self_inplace)) return std::nullopt;
+  return run_elements(spec, *elements, self_inplace != nullptr);
+}
+
+// ---- add / sub / mul / div -------------------------------------------------------------------
+
+#define TPU_FOREACH_BINARY(NAME, OP, RULE)                                                                   \
+  std::vector<at::Tensor> NAME##_scalar(TensorList self, const c10::Scalar& s) {                           \
+    if (auto r = try_run({"aten::_foreach_" #NAME, OP}, {L(self), S(s)}, RULE, nullptr)) return *r; \
+    return at::native::foreach_tensor_##NAME##_scalar_kernel_slow(self, s);                                 \
+  }                                                                                                         \
+  void NAME##_scalar_(TensorList self, const c10::Scalar& s) {                                              \
+    if (try_run({"aten::_foreach_" #NAME, OP}, {L(self), S(s)}, RULE, &self)) return;              \
+    at::native::foreach_tensor_##NAME##_scalar_kernel_slow_(self, s);                                       \
+  }                                                                                                         \
+  std::vector<at::Tensor> NAME##_scalarlist(TensorList self, Scalars s) {                                   \
+    if (auto r = try_run({"aten::_foreach_" #NAME, OP}, {L(self), SL(s)}, RULE, nullptr)) return *r; \
+    return at::native::foreach_tensor_##NAME##_scalarlist_kernel_slow(self, s);                             \
+  }                                                                                                         \
+  void NAME##_scalarlist_(TensorList self, Scalars s) {                                                     \
+    if (try_run({"aten::_foreach_" #NAME, OP}, {L(self), SL(s)}, RULE, &self)) return;             \
+    at::native::foreach_tensor_##NAME##_scalarlist_kernel_slow_(self, s);                                   \
+  }
+
+TPU_FOREACH_BINARY(add, ForeachOp::kAdd, Rule::kPromote2)
+TPU_FOREACH_BINARY(sub, ForeachOp::kSub, Rule::kPromote2)
+TPU_FOREACH_BINARY(mul, ForeachOp::kMul, Rule::kPromote2)
+TPU_FOREACH_BINARY(div, ForeachOp::kDiv, Rule::kDiv)
+#undef TPU_FOREACH_BINARY
+
+// List and Tensor overloads: add / sub take alpha, mul / div do not.
+#define TPU_FOREACH_LIST_ALPHA(NAME, OP)                                                                       \
+  std::vector<at::Tensor> NAME##_list(TensorList self, TensorList other, const c10::Scalar& alpha) {         \
+    if (auto r = try_run({"aten::_foreach_" #NAME, OP}, {L(self), L(other)}, Rule::kPromote2, nullptr, \
+                         alpha))                                                                              \
+      return *r;                                                                                              \
+    return at::native::foreach_tensor_##NAME##_list_kernel_slow(self, other, alpha);                          \
+  }                                                                                                           \
+  void NAME##_list_(TensorList self, TensorList other, const c10::Scalar& alpha) {                            \
+    if (try_run({"aten::_foreach_" #NAME, OP}, {L(self), L(other)}, Rule::kPromote2, &self, alpha))  \
+      return;                                                                                                 \
+    at::native::foreach_tensor_##NAME##_list_kernel_slow_(self, other, alpha);                                \
+  }
+TPU_FOREACH_LIST_ALPHA(add, ForeachOp::kAdd)
+TPU_FOREACH_LIST_ALPHA(sub, ForeachOp::kSub)
+#undef TPU_FOREACH_LIST_ALPHA
+
+std::vector<at::Tensor> add_tensor(TensorList self, const at::Tensor& other, const c10::Scalar& alpha) {
+  if (auto r = try_run({"aten::_foreach_add", ForeachOp::kAdd}, {L(self), T(other)}, Rule::kPromote2,
+                       nullptr, alpha))
+    return *r;
+  return at::native::foreach_tensor_add_tensor_kernel_slow(self, other, alpha);
+}
+void add_tensor_(TensorList self, const at::Tensor& other, const c10::Scalar& alpha) {
+  if (try_run({"aten::_foreach_add", ForeachOp::kAdd}, {L(self), T(other)}, Rule::kPromote2, &self, alpha))
+    return;
+  at::native::foreach_tensor_add_tensor_kernel_slow_(self, other, alpha);
+}
+
+#define TPU_FOREACH_LIST_TENSOR(NAME, OP, RULE)                                                                \
+  std::vector<at::Tensor> NAME##_list(TensorList self, TensorList other) {                                     \
+    if (auto r = try_run({"aten::_foreach_" #NAME, OP}, {L(self), L(other)}, RULE, nullptr)) return *r; \
+    return at::native::foreach_tensor_##NAME##_list_kernel_slow(self, other);                                  \
+  }                                                                                                            \
+  void NAME##_list_(TensorList self, TensorList other) {                                                       \
+    if (try_run({"aten::_foreach_" #NAME, OP}, {L(self), L(other)}, RULE, &self)) return;             \
+    at::native::foreach_tensor_##NAME##_list_kernel_slow_(self, other);                                        \
+  }                                                                                                            \
+  std::vector<at::Tensor> NAME##_tensor(TensorList self, const at::Tensor& other) {                            \
+    if (auto r = try_run({"aten::_foreach_" #NAME, OP}, {L(self), T(other)}, RULE, nullptr)) return *r; \
+    return at::native::foreach_tensor_##NAME##_tensor_kernel_slow(self, other);                                \
+  }                                                                                                            \
+  void NAME##_tensor_(TensorList self, const at::Tensor& other) {                                              \
+    if (try_run({"aten::_foreach_" #NAME, OP}, {L(self), T(other)}, RULE, &self)) return;             \
+    at::native::foreach_tensor_##NAME##_tensor_kernel_slow_(self, other);                                      \
+  }
+TPU_FOREACH_LIST_TENSOR(mul, ForeachOp::kMul, Rule::kPromote2)
+TPU_FOREACH_LIST_TENSOR(div, ForeachOp::kDiv, Rule::kDiv)
+#undef TPU_FOREACH_LIST_TENSOR
+
+// ---- addcmul / addcdiv -----------------------------------------------------------------------
+
+// The Tensor overload's scalars: a 1-D CPU tensor with one value per element
+// (CPU and CUDA read it on the host too).
+std::optional<std::vector<c10::Scalar>> host_scalars(const at::Tensor& scalars, size_t n) {
+  if (!scalars.defined() || !scalars.device().is_cpu() || scalars.dim() != 1 ||
+      static_cast<size_t>(scalars.numel()) != n) {
+    return std::nullopt;
+  }
+  std::vector<c10::Scalar> out;
+  at::Tensor c = scalars.contiguous();
+  for (size_t i = 0; i < n; ++i) out.push_back(c[static_cast<int64_t>(i)].item());
+  return out;
+}
+
+bool addcdiv_ints(TensorList t1, TensorList t2) {
+  for (size_t i = 0; i < t1.size() && i < t2.size(); ++i) {
+    if (c10::isIntegralType(t1[i].scalar_type(), true) && c10::isIntegralType(t2[i].scalar_type(), true)) return true;
+  }
+  return false;
+}
+
+#define TPU_FOREACH_ADDC(NAME, OP, IS_DIV)                                                                       \
+  std::optional<std::vector<at::Tensor>> NAME##_run(TensorList self, TensorList a, TensorList b, Source value,  \
+                                                    bool inplace) {                                              \
+    if (IS_DIV && addcdiv_ints(a, b)) return std::nullopt;                                                       \
+    return try_run({"aten::_foreach_" #NAME, OP}, {L(self), L(a), L(b), value}, Rule::kPromote3,        \
+                   inplace ? &self : nullptr);                                                                   \
+  }                                                                                                              \
+  std::vector<at::Tensor> NAME##_scalar(TensorList self, TensorList a, TensorList b, const c10::Scalar& v) {   \
+    if (auto r = NAME##_run(self, a, b, S(v), false)) return *r;                                                 \
+    return at::native::foreach_tensor_##NAME##_scalar_slow(self, a, b, v);                                      \
+  }                                                                                                              \
+  void NAME##_scalar_(TensorList self, TensorList a, TensorList b, const c10::Scalar& v) {                      \
+    if (NAME##_run(self, a, b, S(v), true)) return;                                                              \
+    at::native::foreach_tensor_##NAME##_scalar_slow_(self, a, b, v);                                            \
+  }                                                                                                              \
+  std::vector<at::Tensor> NAME##_scalarlist(TensorList self, TensorList a, TensorList b, Scalars v) {          \
+    if (auto r = NAME##_run(self, a, b, SL(v), false)) return *r;                                                \
+    return at::native::foreach_tensor_##NAME##_scalarlist_slow(self, a, b, v);                                  \
+  }                                                                                                              \
+  void NAME##_scalarlist_(TensorList self, TensorList a, TensorList b, Scalars v) {                             \
+    if (NAME##_run(self, a, b, SL(v), true)) return;                                                             \
+    at::native::foreach_tensor_##NAME##_scalarlist_slow_(self, a, b, v);                                        \
+  }                                                                                                              \
+  std::vector<at::Tensor> NAME##_tensor(TensorList self, TensorList a, TensorList b, const at::Tensor& v) {    \
+    if (auto values = host_scalars(v, self.size())) {                                                            \
+      if (auto r = NAME##_run(self, a, b, SL(*values), false)) return *r;                                        \
+    }                                                                                                            \
+    return at::native::foreach_tensor_##NAME##_tensor_slow(self, a, b, v);                                      \
+  }                                                                                                              \
+  void NAME##_tensor_(TensorList self, TensorList a, TensorList b, const at::Tensor& v) {                       \
+    if (auto values = host_scalars(v, self.size())) {                                                            \
+      if (NAME##_run(self, a, b, SL(*values), true)) return;                                                     \
+    }                                                                                                            \
+    at::native::foreach_tensor_##NAME##_tensor_slow_(self, a, b, v);                                            \
+  }
+TPU_FOREACH_ADDC(addcmul, ForeachOp::kAddcmul, false)
+TPU_FOREACH_ADDC(addcdiv, ForeachOp::kAddcdiv, true)
+#undef TPU_FOREACH_ADDC
+
+// ---- lerp ------------------------------------------------------------------------------------
+
+std::vector<at::Tensor> lerp_scalar(TensorList self, TensorList end, const c10::Scalar& w) {
+  if (auto r = try_run({"aten::_foreach_lerp", ForeachOp::kLerp}, {L(self), L(end), S(w)}, Rule::kSelf,
+                       nullptr))
+    return *r;
+  return at::native::foreach_tensor_lerp_list_kernel_slow(self, end, w);
+}
+void lerp_scalar_(TensorList self, TensorList end, const c10::Scalar& w) {
+  if (try_run({"aten::_foreach_lerp", ForeachOp::kLerp}, {L(self), L(end), S(w)}, Rule::kSelf, &self)) return;
+  at::native::foreach_tensor_lerp_list_kernel_slow_(self, end, w);
+}
+std::vector<at::Tensor> lerp_scalarlist(TensorList self, TensorList end, Scalars w) {
+  if (auto r = try_run({"aten::_foreach_lerp", ForeachOp::kLerp}, {L(self), L(end), SL(w)}, Rule::kSelf,
+                       nullptr))
+    return *r;
+  return at::native::foreach_tensor_lerp_scalarlist_kernel_slow(self, end, w);
+}
+void lerp_scalarlist_(TensorList self, TensorList end, Scalars w) {
+  if (try_run({"aten::_foreach_lerp", ForeachOp::kLerp}, {L(self), L(end), SL(w)}, Rule::kSelf, &self))
+    return;
+  at::native::foreach_tensor_lerp_scalarlist_kernel_slow_(self, end, w);
+}
+std::vector<at::Tensor> lerp_list(TensorList self, TensorList end, TensorList w) {
+  if (auto r = try_run({"aten::_foreach_lerp", ForeachOp::kLerp}, {L(self), L(end), L(w)}, Rule::kSelf,
+                       nullptr))
+    return *r;
+  return at::native::foreach_tensor_ternary_lerp_slow(self, end, w);
+}
+void lerp_list_(TensorList self, TensorList end, TensorList w) {
+  if (try_run({"aten::_foreach_lerp", ForeachOp::kLerp}, {L(self), L(end), L(w)}, Rule::kSelf, &self)) return;
+  at::native::foreach_tensor_ternary_lerp_slow_(self, end, w);
+}
+
+// ---- clamp_min / clamp_max / maximum / minimum -----------------------------------------------
+
+// _foreach_maximum is clamp_min and _foreach_minimum clamp_max, as in PyTorch.
+#define TPU_FOREACH_CLAMP(NAME, OP)                                                                               \
+  std::vector<at::Tensor> NAME##_scalar(TensorList self, const c10::Scalar& s) {                                \
+    if (auto r = try_run({"aten::_foreach_" #NAME, OP}, {L(self), S(s)}, Rule::kPromote2, nullptr))      \
+      return *r;                                                                                                 \
+    return at::native::foreach_tensor_##NAME##_scalar_kernel_slow(self, s);                                      \
+  }                                                                                                              \
+  void NAME##_scalar_(TensorList self, const c10::Scalar& s) {                                                   \
+    if (try_run({"aten::_foreach_" #NAME, OP}, {L(self), S(s)}, Rule::kPromote2, &self)) return;        \
+    at::native::foreach_tensor_##NAME##_scalar_kernel_slow_(self, s);                                            \
+  }                                                                                                              \
+  std::vector<at::Tensor> NAME##_scalarlist(TensorList self, Scalars s) {                                        \
+    if (auto r = try_run({"aten::_foreach_" #NAME, OP}, {L(self), SL(s)}, Rule::kPromote2, nullptr))     \
+      return *r;                                                                                                 \
+    return at::native::foreach_tensor_##NAME##_scalarlist_kernel_slow(self, s);                                  \
+  }                                                                                                              \
+  void NAME##_scalarlist_(TensorList self, Scalars s) {                                                          \
+    if (try_run({"aten::_foreach_" #NAME, OP}, {L(self), SL(s)}, Rule::kPromote2, &self)) return;       \
+    at::native::foreach_tensor_##NAME##_scalarlist_kernel_slow_(self, s);                                        \
+  }                                                                                                              \
+  std::vector<at::Tensor> NAME##_list(TensorList self, TensorList other) {                                       \
+    if (auto r = try_run({"aten::_foreach_" #NAME, OP}, {L(self), L(other)}, Rule::kPromote2, nullptr))  \
+      return *r;                                                                                                 \
+    return at::native::foreach_tensor_##NAME##_list_kernel_slow(self, other);                                    \
+  }                                                                                                              \
+  void NAME##_list_(TensorList self, TensorList other) {                                                         \
+    if (try_run({"aten::_foreach_" #NAME, OP}, {L(self), L(other)}, Rule::kPromote2, &self)) return;    \
+    at::native::foreach_tensor_##NAME##_list_kernel_slow_(self, other);                                          \
+  }
+TPU_FOREACH_CLAMP(clamp_min, ForeachOp::kClampMin)
+TPU_FOREACH_CLAMP(clamp_max, ForeachOp::kClampMax)
+#undef TPU_FOREACH_CLAMP
+
+// ---- pow -------------------------------------------------------------------------------------
+
+std::vector<at::Tensor> pow_list(TensorList self, TensorList e) {
+  if (auto r = try_run({"aten::_foreach_pow", ForeachOp::kPow}, {L(self), L(e)}, Rule::kFloatPow, nullptr))
+    return *r;
+  return at::native::foreach_tensor_pow_list_kernel_slow(self, e);
+}
+void pow_list_(TensorList self, TensorList e) {
+  if (try_run({"aten::_foreach_pow", ForeachOp::kPow}, {L(self), L(e)}, Rule::kFloatPow, &self)) return;
+  at::native::foreach_tensor_pow_list_kernel_slow_(self, e);
+}
+std::vector<at::Tensor> pow_scalar(TensorList self, const c10::Scalar& e) {
+  if (auto r = try_run({"aten::_foreach_pow", ForeachOp::kPow}, {L(self), S(e)}, Rule::kFloatPow, nullptr))
+    return *r;
+  return at::native::foreach_tensor_pow_scalar_kernel_slow(self, e);
+}
+void pow_scalar_(TensorList self, const c10::Scalar& e) {
+  if (try_run({"aten::_foreach_pow", ForeachOp::kPow}, {L(self), S(e)}, Rule::kFloatPow, &self)) return;
+  at::native::foreach_tensor_pow_scalar_kernel_slow_(self, e);
+}
+std::vector<at::Tensor> pow_scalarlist(TensorList self, Scalars e) {
+  if (auto r = try_run({"aten::_foreach_pow", ForeachOp::kPow}, {L(self), SL(e)}, Rule::kFloatPow, nullptr))
+    return *r;
+  return at::native::foreach_tensor_pow_scalarlist_kernel_slow(self, e);
+}
+void pow_scalarlist_(TensorList self, Scalars e) {
+  if (try_run({"aten::_foreach_pow", ForeachOp::kPow}, {L(self), SL(e)}, Rule::kFloatPow, &self)) return;
+  at::native::foreach_tensor_pow_scalarlist_kernel_slow_(self, e);
+}
+std::vector<at::Tensor> scalar_pow_list(const c10::Scalar& base, TensorList e) {
+  if (auto r = try_run({"aten::_foreach_pow", ForeachOp::kPow}, {S(base), L(e)}, Rule::kFloatPow, nullptr))
+    return *r;
+  return at::native::foreach_scalar_pow_list_kernel_slow(base, e);
+}
+
+// ---- unary -----------------------------------------------------------------------------------
+
+#define TPU_FOREACH_UNARY(NAME, UOP, RULE)                                                                      \
+  std::vector<at::Tensor> NAME(TensorList self) {                                                              \
+    if (auto r = try_run({"aten::_foreach_" #NAME, ForeachOp::kUnary, UOP}, {L(self)}, RULE, nullptr)) \
+      return *r;                                                                                               \
+    return at::native::foreach_tensor_##NAME##_slow(self);                                                     \
+  }                                                                                                            \
+  void NAME##_(TensorList self) {                                                                              \
+    if (try_run({"aten::_foreach_" #NAME, ForeachOp::kUnary, UOP}, {L(self)}, RULE, &self)) return;   \
+    at::native::foreach_tensor_##NAME##_slow_(self);                                                           \
+  }
+TPU_FOREACH_UNARY(sqrt, UnaryOp::kSqrt, Rule::kFloatUnary)
+TPU_FOREACH_UNARY(exp, UnaryOp::kExp, Rule::kFloatUnary)
+TPU_FOREACH_UNARY(reciprocal, UnaryOp::kReciprocal, Rule::kFloatUnary)
+TPU_FOREACH_UNARY(neg, UnaryOp::kNeg, Rule::kSameUnary)
+TPU_FOREACH_UNARY(abs, UnaryOp::kAbs, Rule::kSameUnary)
+TPU_FOREACH_UNARY(sign, UnaryOp::kSign, Rule::kSameUnary)
+#undef TPU_FOREACH_UNARY
+
+// ---- zero_ / copy_ ---------------------------------------------------------------------------
+
+void zero_(TensorList self) {
+  std::vector<Element> elements(self.size());
+  bool ok = !self.empty();
+  std::unordered_set<const c10::TensorImpl*> seen;
+  for (size_t i = 0; ok && i < self.size(); ++i) {
+    const at::Tensor& t = self[i];
+    ok = is_tpu(t) && has_element_type(t.scalar_type()) && !c10::isComplexType(t.scalar_type()) &&
+         seen.insert(t.unsafeGetTensorImpl()).second;
+    if (!ok) break;
+    Element& e = elements[i];
+    Arg zero;
+    zero.is_scalar = true;
+    zero.scalar = 0;
+    zero.shared = 0;
+    e.args.push_back(zero);
+    e.out = t.scalar_type();
+    e.dst = &t;
+    e.device = t.device();
+    e.dims = t.sizes().vec();
+  }
+  if (ok) {
+    run_elements({"aten::_foreach_zero_", ForeachOp::kCopy}, elements, true);
+    return;
+  }
+  at::native::foreach_tensor_zero_slow_(self);
+}
+
+void copy_(TensorList self, TensorList src, bool non_blocking) {
+  bool ok = !self.empty() && self.size() == src.size();
+  std::vector<Element> elements(ok ? self.size() : 0);
+  std::unordered_set<const c10::TensorImpl*> seen;
+  for (size_t i = 0; ok && i < self.size(); ++i) {
+    const at::Tensor& d = self[i];
+    const at::Tensor& s = src[i];
+    auto plain = [](const at::Tensor& t) {
+      return has_element_type(t.scalar_type()) && !c10::isComplexType(t.scalar_type());
+    };
+    ok = is_tpu(d) && is_tpu(s) && d.device() == s.device() && plain(d) && plain(s) && d.sizes() == s.sizes() &&
+         seen.insert(d.unsafeGetTensorImpl()).second && !s.is_alias_of(d);
+    if (!ok) break;
+    Element& e = elements[i];
+    Arg a;
+    a.tensor = &s;
+    e.args.push_back(a);
+    e.out = d.scalar_type();
+    e.dst = &d;
+    e.device = d.device();
+    e.dims = d.sizes().vec();
+  }
+  if (ok) {
+    run_elements({"aten::_foreach_copy_", ForeachOp::kCopy}, elements, true);
+    return;
+  }
+  at::native::foreach_tensor_copy_list_kernel_slow_(self, src, non_blocking);
+}
+
+// ---- norm ------------------------------------------------------------------------------------
+
+std::vector<at::Tensor> norm(TensorList self, const c10::Scalar& ord, std::optional<ScalarType> dtype) {
+  const double p = ord.toDouble();
+  bool ok = !self.empty() && !ord.isComplex() && !std::isnan(p);
+  if (dtype) ok = ok && c10::isFloatingType(*dtype) && plain_dtype(*dtype);
+  std::map<int, std::vector<size_t>> by_device;
+  for (size_t i = 0; ok && i < self.size(); ++i) {
+    const at::Tensor& t = self[i];
+    ok = is_tpu(t) && c10::isFloatingType(t.scalar_type()) && plain_dtype(t.scalar_type()) &&
+         !(std::isinf(p) && t.numel() == 0);
+    if (dtype) ok = ok && c10::canCast(t.scalar_type(), *dtype);
+    if (ok) by_device[t.device().index()].push_back(i);
+  }
+  if (!ok) return at::native::foreach_tensor_norm_slow(self, ord, dtype);
+  std::vector<at::Tensor> results(self.size());
+  for (const auto& [device, indices] : by_device) {
+    OpCall call{"aten::_foreach_norm", "", {}, {}};
+    char bits[sizeof(double)];
+    std::memcpy(bits, &p, sizeof p);
+    call.attributes.append(bits, sizeof bits);
+    std::vector<ElementType> outs;
+    for (size_t i : indices) {
+      call.tensors.push_back(self[i]);
+      outs.push_back(to_element_type(dtype.value_or(self[i].scalar_type()), call.name));
+      call.attributes.push_back(static_cast<char>(outs.back()));
+    }
+    auto outputs = run_op(call, [outs, p](hlo::Builder& b, const std::vector<hlo::Value>& t,
+                                          const std::vector<hlo::Value>&) {
+      std::vector<hlo::Value> r;
+      for (size_t i = 0; i < t.size(); ++i) r.push_back(ops::lower_vector_norm(b, t[i], p, outs[i]));
+      return r;
+    });
+    for (size_t j = 0; j < indices.size(); ++j) results[indices[j]] = outputs.at(j);
+  }
+  return results;
+}
+
+// ---- linalg_vector_norm (clip_grad_norm_ combines the per-tensor norms with it) ---------------
+
+struct VectorNorm {
+  OpCall call;
+  double ord;
+  std::vector<int64_t> dims;
+  bool keepdim;
+  ElementType out;
+  std::vector<int64_t> shape;
+};
+
+VectorNorm vector_norm_call(const at::Tensor& self, const c10::Scalar& ord, at::OptionalIntArrayRef dim,
+                            bool keepdim, std::optional<ScalarType> dtype) {
+  const char* name = "aten::linalg_vector_norm";
+  TORCH_CHECK(c10::isFloatingType(self.scalar_type()) || c10::isComplexType(self.scalar_type()),
+              "linalg.vector_norm: Expected a floating point or complex tensor as input. Got ", self.scalar_type());
+  TORCH_CHECK_NOT_IMPLEMENTED(!c10::isComplexType(self.scalar_type()),
+                              "linalg.vector_norm: complex tensors are not supported on tpu yet");
+  if (dtype) {
+    TORCH_CHECK(c10::isFloatingType(*dtype), "linalg.vector_norm: dtype should be floating point, got ", *dtype);
+  }
+  const double p = ord.toDouble();
+  VectorNorm v{OpCall{name, "", {self}, {}}, p, {}, keepdim, to_element_type(dtype.value_or(self.scalar_type()), name),
+               {}};
+  const int64_t rank = self.dim();
+  std::vector<bool> reduced(static_cast<size_t>(rank), false);
+  if (dim && !dim->empty()) {
+    for (int64_t d : *dim) {
+      const int64_t w = at::maybe_wrap_dim(d, rank);  // a 0-dim tensor takes 0 and -1
+      TORCH_CHECK(rank == 0 || !reduced[static_cast<size_t>(w)], "linalg.vector_norm: dim ", w,
+                  " appears multiple times in the list of dims");
+      if (rank > 0) reduced[static_cast<size_t>(w)] = true;
+    }
+  } else {
+    std::fill(reduced.begin(), reduced.end(), true);
+  }
+  int64_t reduced_count = 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (reduced[static_cast<size_t>(d)]) {
+      v.dims.push_back(d);
+      reduced_count *= self.size(d);
+      if (keepdim) v.shape.push_back(1);
+    } else {
+      v.shape.push_back(self.size(d));
+    }
+  }
+  TORCH_CHECK(!(p < 0 || std::isinf(p)) || reduced_count > 0, "linalg.vector_norm cannot compute the ", ord,
+              " norm on an empty tensor because the operation does not have an identity");
+  char bits[sizeof(double)];
+  std::memcpy(bits, &p, sizeof p);
+  v.call.attributes.append(bits, sizeof bits);
+  v.call.attributes.push_back(static_cast<char>(v.out));
+  v.call.attributes.push_back(keepdim ? 'k' : '-');
+  for (int64_t d : v.dims) v.call.attributes.push_back(static_cast<char>(d));
+  return v;
+}
+
+LoweringBody vector_norm_body(const VectorNorm& v) {
+  return [ord = v.ord, dims = v.dims, keepdim = v.keepdim, out = v.out](
+             hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
+    return std::vector<hlo::Value>{ops::lower_vector_norm(b, t[0], ord, dims, keepdim, out)};
+  };
+}
+
+at::Tensor linalg_vector_norm(const at::Tensor& self, const c10::Scalar& ord, at::OptionalIntArrayRef dim,
+                              bool keepdim, std::optional<ScalarType> dtype) {
+  VectorNorm v = vector_norm_call(self, ord, dim, keepdim, dtype);
+  return run_op(v.call, vector_norm_body(v)).at(0);
+}
+
+at::Tensor& linalg_vector_norm_out(const at::Tensor& self, const c10::Scalar& ord, at::OptionalIntArrayRef dim,
+                                   bool keepdim, std::optional<ScalarType> dtype, at::Tensor& out) {
+  VectorNorm v = vector_norm_call(self, ord, dim, keepdim, dtype);
+  check_exact(dtype.value_or(self.scalar_type()), out);
+  at::native::resize_output(out, v.shape);
+  run_op_into(v.call, vector_norm_body(v), out);
+  return out;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("linalg_vector_norm", linalg_vector_norm);
+  m.impl("linalg_vector_norm.out", linalg_vector_norm_out);
+  m.impl("_foreach_add.Scalar", add_scalar);
+  m.impl("_foreach_add_.Scalar", add_scalar_);
+  m.impl("_foreach_add.ScalarList", add_scalarlist);
+  m.impl("_foreach_add_.ScalarList", add_scalarlist_);
+  m.impl("_foreach_add.List", add_list);
+  m.impl("_foreach_add_.List", add_list_);
+  m.impl("_foreach_add.Tensor", add_tensor);
+  m.impl("_foreach_add_.Tensor", add_tensor_);
+  m.impl("_foreach_sub.Scalar", sub_scalar);
+  m.impl("_foreach_sub_.Scalar", sub_scalar_);
+  m.impl("_foreach_sub.ScalarList", sub_scalarlist);
+  m.impl("_foreach_sub_.ScalarList", sub_scalarlist_);
+  m.impl("_foreach_sub.List", sub_list);
+  m.impl("_foreach_sub_.List", sub_list_);
+  m.impl("_foreach_mul.Scalar", mul_scalar);
+  m.impl("_foreach_mul_.Scalar", mul_scalar_);
+  m.impl("_foreach_mul.ScalarList", mul_scalarlist);
+  m.impl("_foreach_mul_.ScalarList", mul_scalarlist_);
+  m.impl("_foreach_mul.List", mul_list);
+  m.impl("_foreach_mul_.List", mul_list_);
+  m.impl("_foreach_mul.Tensor", mul_tensor);
+  m.impl("_foreach_mul_.Tensor", mul_tensor_);
+  m.impl("_foreach_div.Scalar", div_scalar);
+  m.impl("_foreach_div_.Scalar", div_scalar_);
+  m.impl("_foreach_div.ScalarList", div_scalarlist);
+  m.impl("_foreach_div_.ScalarList", div_scalarlist_);
+  m.impl("_foreach_div.List", div_list);
+  m.impl("_foreach_div_.List", div_list_);
+  m.impl("_foreach_div.Tensor", div_tensor);
+  m.impl("_foreach_div_.Tensor", div_tensor_);
+  m.impl("_foreach_addcmul.Scalar", addcmul_scalar);
+  m.impl("_foreach_addcmul_.Scalar", addcmul_scalar_);
+  m.impl("_foreach_addcmul.ScalarList", addcmul_scalarlist);
+  m.impl("_foreach_addcmul_.ScalarList", addcmul_scalarlist_);
+  m.impl("_foreach_addcmul.Tensor", addcmul_tensor);
+  m.impl("_foreach_addcmul_.Tensor", addcmul_tensor_);
+  m.impl("_foreach_addcdiv.Scalar", addcdiv_scalar);
+  m.impl("_foreach_addcdiv_.Scalar", addcdiv_scalar_);
+  m.impl("_foreach_addcdiv.ScalarList", addcdiv_scalarlist);
+  m.impl("_foreach_addcdiv_.ScalarList", addcdiv_scalarlist_);
+  m.impl("_foreach_addcdiv.Tensor", addcdiv_tensor);
+  m.impl("_foreach_addcdiv_.Tensor", addcdiv_tensor_);
+  m.impl("_foreach_lerp.Scalar", lerp_scalar);
+  m.impl("_foreach_lerp_.Scalar", lerp_scalar_);
+  m.impl("_foreach_lerp.ScalarList", lerp_scalarlist);
+  m.impl("_foreach_lerp_.ScalarList", lerp_scalarlist_);
+  m.impl("_foreach_lerp.List", lerp_list);
+  m.impl("_foreach_lerp_.List", lerp_list_);
+  m.impl("_foreach_clamp_min.Scalar", clamp_min_scalar);
+  m.impl("_foreach_clamp_min_.Scalar", clamp_min_scalar_);
+  m.impl("_foreach_clamp_min.ScalarList", clamp_min_scalarlist);
+  m.impl("_foreach_clamp_min_.ScalarList", clamp_min_scalarlist_);
+  m.impl("_foreach_clamp_min.List", clamp_min_list);
+  m.impl("_foreach_clamp_min_.List", clamp_min_list_);
+  m.impl("_foreach_maximum.Scalar", clamp_min_scalar);
+  m.impl("_foreach_maximum_.Scalar", clamp_min_scalar_);
+  m.impl("_foreach_maximum.ScalarList", clamp_min_scalarlist);
+  m.impl("_foreach_maximum_.ScalarList", clamp_min_scalarlist_);
+  m.impl("_foreach_maximum.List", clamp_min_list);
+  m.impl("_foreach_maximum_.List", clamp_min_list_);
+  m.impl("_foreach_clamp_max.Scalar", clamp_max_scalar);
+  m.impl("_foreach_clamp_max_.Scalar", clamp_max_scalar_);
+  m.impl("_foreach_clamp_max.ScalarList", clamp_max_scalarlist);
+  m.impl("_foreach_clamp_max_.ScalarList", clamp_max_scalarlist_);
+  m.impl("_foreach_clamp_max.List", clamp_max_list);
+  m.impl("_foreach_clamp_max_.List", clamp_max_list_);
+  m.impl("_foreach_minimum.Scalar", clamp_max_scalar);
+  m.impl("_foreach_minimum_.Scalar", clamp_max_scalar_);
+  m.impl("_foreach_minimum.ScalarList", clamp_max_scalarlist);
+  m.impl("_foreach_minimum_.ScalarList", clamp_max_scalarlist_);
+  m.impl("_foreach_minimum.List", clamp_max_list);
+  m.impl("_foreach_minimum_.List", clamp_max_list_);
+  m.impl("_foreach_pow.List", pow_list);
+  m.impl("_foreach_pow_.List", pow_list_);
+  m.impl("_foreach_pow.Scalar", pow_scalar);
+  m.impl("_foreach_pow_.Scalar", pow_scalar_);
+  m.impl("_foreach_pow.ScalarList", pow_scalarlist);
+  m.impl("_foreach_pow_.ScalarList", pow_scalarlist_);
+  m.impl("_foreach_pow.ScalarAndTensor", scalar_pow_list);
+  m.impl("_foreach_sqrt", sqrt);
+  m.impl("_foreach_sqrt_", sqrt_);
+  m.impl("_foreach_exp", exp);
+  m.impl("_foreach_exp_", exp_);
+  m.impl("_foreach_reciprocal", reciprocal);
+  m.impl("_foreach_reciprocal_", reciprocal_);
+  m.impl("_foreach_neg", neg);
+  m.impl("_foreach_neg_", neg_);
+  m.impl("_foreach_abs", abs);
+  m.impl("_foreach_abs_", abs_);
+  m.impl("_foreach_sign", sign);
+  m.impl("_foreach_sign_", sign_);
+  m.impl("_foreach_zero_", zero_);
+  m.impl("_foreach_copy_", copy_);
+  m.impl("_foreach_norm.Scalar", norm);
+}
+
+}  // namespace torch_tpu::aten

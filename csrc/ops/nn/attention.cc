@@ -1,0 +1,160 @@
+#include "ops/nn/attention.h"
+
+#include <limits>
+#include <vector>
+
+#include "ops/broadcast.h"
+
+namespace torch_tpu::ops {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+struct Dims {
+  int64_t batch, q_heads, kv_heads, group, l, s, e, ev;
+};
+
+Dims dims_of(const hlo::Value& q, const hlo::Value& k, const hlo::Value& v) {
+  Dims d;
+  d.batch = q.dims()[0];
+  d.q_heads = q.dims()[1];
+  d.kv_heads = k.dims()[1];
+  d.group = d.kv_heads > 0 ? d.q_heads / d.kv_heads : 1;
+  d.l = q.dims()[2];
+  d.s = k.dims()[2];
+  d.e = q.dims()[3];
+  d.ev = v.dims()[3];
+  return d;
+}
+
+// A contraction accumulated in f32 (or f64), f32 at HIGHEST precision.
+hlo::Value dot(hlo::Builder& b, const hlo::Value& lhs, const hlo::Value& rhs, hlo::DotDims dims) {
+  const ElementType acc = accumulation_type(lhs.dtype());
+  const auto precision = lhs.dtype() == ElementType::kF32 ? hlo::Precision::kHighest : hlo::Precision::kDefault;
+  return b.dot_general(lhs, rhs, dims, precision, acc);
+}
+
+// Grouped views: queries [B, Hkv, G, L, *], keys and values [B, Hkv, S, *].
+hlo::Value grouped(hlo::Builder& b, const hlo::Value& x, const Dims& d) {
+  return b.reshape(x, {d.batch, d.kv_heads, d.group, x.dims()[2], x.dims()[3]});
+}
+
+hlo::Value ungrouped(hlo::Builder& b, const hlo::Value& x, const Dims& d) {
+  return b.reshape(x, {d.batch, d.q_heads, x.dims()[3], x.dims()[4]});
+}
+
+hlo::Value sum_over(hlo::Builder& b, const hlo::Value& x, const std::vector<int64_t>& dims) {
+  if (dims.empty()) return x;
+  hlo::Value zero = b.constant_splat(0, hlo::TensorType::scalar(x.dtype()));
+  return b.reduce({x}, {zero}, dims, [](hlo::Builder& rb, const std::vector<hlo::Value>& a) {
+    return std::vector<hlo::Value>{rb.add(a[0], a[1])};
+  })[0];
+}
+
+// Per-row values [B, H, L] over the scores' shape [B, H, L, S].
+hlo::Value rows_to(hlo::Builder& b, const hlo::Value& rows, const std::vector<int64_t>& dims) {
+  return b.broadcast_in_dim(rows, dims, {0, 1, 2});
+}
+
+// The scaled, biased and masked scores [B, Hq, L, S] in f32 (f64).
+hlo::Value scores(hlo::Builder& b, const hlo::Value& q, const hlo::Value& k, const std::optional<hlo::Value>& bias,
+                  const AttentionOptions& o, const Dims& d) {
+  // [B, Hkv, G, L, E] . [B, Hkv, S, E] -> [B, Hkv, G, L, S]
+  hlo::Value s = ungrouped(b, dot(b, grouped(b, q, d), k, {{0, 1}, {0, 1}, {4}, {3}}), d);
+  const ElementType acc = s.dtype();
+  s = b.multiply(s, b.constant_splat(o.scale, s.type()));
+  if (bias && bias->dtype() == ElementType::kPred) {  // true: takes part
+    s = b.select(broadcast_to(b, *bias, s.dims()), s, b.constant_splat(-kInf, s.type()));
+  } else if (bias) {
+    s = b.add(s, broadcast_to(b, convert_to(b, *bias, acc), s.dims()));
+  }
+  if (o.causal) {
+    hlo::TensorType positions(ElementType::kS64, {d.l, d.s});
+    hlo::Value keep = b.compare(b.iota(positions, 0), b.iota(positions, 1), "GE");
+    keep = b.broadcast_in_dim(keep, s.dims(), {2, 3});
+    s = b.select(keep, s, b.constant_splat(-kInf, s.type()));
+  }
+  return s;
+}
+
+}  // namespace
+
+AttentionOutputs lower_attention(hlo::Builder& b, const hlo::Value& q, const hlo::Value& k, const hlo::Value& v,
+                                 const std::optional<hlo::Value>& bias, const AttentionOptions& options) {
+  const Dims d = dims_of(q, k, v);
+  hlo::Value s = scores(b, q, k, bias, options, d);
+  const ElementType acc = s.dtype();
+  hlo::Value neg_inf = b.constant_splat(-kInf, hlo::TensorType::scalar(acc));
+  hlo::Value row_max = b.reduce({s}, {neg_inf}, {3}, [](hlo::Builder& rb, const std::vector<hlo::Value>& a) {
+    return std::vector<hlo::Value>{rb.maximum(a[0], a[1])};
+  })[0];
+  // A fully masked row has max -inf: shift by 0 instead, so every weight is 0.
+  hlo::Value masked_row = b.compare(row_max, b.constant_splat(-kInf, row_max.type()), "EQ");
+  hlo::Value shift = b.select(masked_row, b.constant_splat(0, row_max.type()), row_max);
+  hlo::Value p = b.exponential(b.subtract(s, rows_to(b, shift, s.dims())));
+  hlo::Value total = sum_over(b, p, {3});
+  hlo::Value empty_row = b.compare(total, b.constant_splat(0, total.type()), "EQ");
+  hlo::Value safe_total = b.select(empty_row, b.constant_splat(1, total.type()), total);
+  hlo::Value weights = b.divide(p, rows_to(b, safe_total, p.dims()));
+  // The weights meet v in v's dtype, as the unfused path multiplies them.
+  hlo::Value out = dot(b, grouped(b, convert_to(b, weights, v.dtype()), d), v, {{0, 1}, {0, 1}, {4}, {2}});
+  AttentionOutputs r;
+  r.out = convert_to(b, ungrouped(b, out, d), q.dtype());
+  r.logsumexp = convert_to(b, b.add(shift, b.log(total)), ElementType::kF32);
+  return r;
+}
+
+AttentionGrads lower_attention_backward(hlo::Builder& b, const hlo::Value& grad_out, const hlo::Value& q,
+                                        const hlo::Value& k, const hlo::Value& v,
+                                        const std::optional<hlo::Value>& bias, const hlo::Value& logsumexp,
+                                        const AttentionOptions& options, bool want_q, bool want_k, bool want_v,
+                                        bool want_bias) {
+  const Dims d = dims_of(q, k, v);
+  // The gradient runs in f32 (f64) throughout.
+  const ElementType acc = accumulation_type(q.dtype());
+  hlo::Value qf = convert_to(b, q, acc), kf = convert_to(b, k, acc), vf = convert_to(b, v, acc);
+  hlo::Value s = scores(b, qf, kf, bias, options, d);
+  // Fully masked rows (logsumexp -inf) get weight 0 everywhere.
+  hlo::Value lse = convert_to(b, logsumexp, acc);
+  hlo::Value masked_row = b.compare(lse, b.constant_splat(-kInf, lse.type()), "EQ");
+  lse = b.select(masked_row, b.constant_splat(kInf, lse.type()), lse);
+  hlo::Value weights = b.exponential(b.subtract(s, rows_to(b, lse, s.dims())));
+  hlo::Value dy = convert_to(b, grad_out, acc);
+  hlo::Value p5 = grouped(b, weights, d);  // [B, Hkv, G, L, S]
+  hlo::Value dy5 = grouped(b, dy, d);      // [B, Hkv, G, L, Ev]
+  AttentionGrads g;
+  if (want_v) {
+    // sum over G and L: [B, Hkv, S, Ev]
+    g.v = convert_to(b, dot(b, p5, dy5, {{0, 1}, {0, 1}, {2, 3}, {2, 3}}), v.dtype());
+  }
+  if (!(want_q || want_k || want_bias)) return g;
+  // d weights = dy . v^T: [B, Hkv, G, L, S]
+  hlo::Value dp = dot(b, dy5, vf, {{0, 1}, {0, 1}, {4}, {3}});
+  hlo::Value row = sum_over(b, b.multiply(p5, dp), {4});  // [B, Hkv, G, L]
+  hlo::Value ds = b.multiply(p5, b.subtract(dp, b.broadcast_in_dim(row, dp.dims(), {0, 1, 2, 3})));
+  if (want_bias) {
+    // Summed over the dimensions the bias was broadcast along.
+    const auto& full = s.dims();
+    const auto& bd = bias->dims();
+    const int64_t lead = static_cast<int64_t>(full.size()) - bias->rank();
+    std::vector<int64_t> reduced;
+    for (int64_t i = 0; i < static_cast<int64_t>(full.size()); ++i) {
+      if (i < lead || (bd[i - lead] == 1 && full[i] != 1)) reduced.push_back(i);
+    }
+    hlo::Value db = b.reshape(sum_over(b, ungrouped(b, ds, d), reduced), bd);
+    g.bias = convert_to(b, db, bias->dtype());
+  }
+  hlo::Value dscaled = b.multiply(ds, b.constant_splat(options.scale, ds.type()));
+  if (want_q) {
+    // [B, Hkv, G, L, S] . [B, Hkv, S, E] -> [B, Hkv, G, L, E]
+    g.q = convert_to(b, ungrouped(b, dot(b, dscaled, kf, {{0, 1}, {0, 1}, {4}, {2}}), d), q.dtype());
+  }
+  if (want_k) {
+    // sum over G and L: [B, Hkv, S, E]
+    g.k = convert_to(b, dot(b, dscaled, grouped(b, qf, d), {{0, 1}, {0, 1}, {2, 3}, {2, 3}}), k.dtype());
+  }
+  return g;
+}
+
+}  // namespace torch_tpu::ops

@@ -1,0 +1,43 @@
+// Lowerings of upsampling (nearest, nearest-exact, linear / bilinear /
+// trilinear, bicubic) over the trailing spatial dims, forward and backward.
+//
+// Each spatial axis is resampled separately (the last first, as PyTorch's
+// CPU kernels nest their loops): an output position reads a few input
+// positions ("taps") with weights computed on the host by PyTorch's
+// formulas, in float (double for f64 tensors), so indices and weights
+// match CPU exactly. The forward gathers the taps; the backward applies
+// the transposed resampling matrix. 16-bit floats compute in f32.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "hlo/builder.h"
+
+namespace torch_tpu::ops {
+
+enum class UpsampleMode : char { kNearest = 'n', kNearestExact = 'e', kLinear = 'l', kCubic = 'c' };
+
+// `output` and `scales` have one entry per spatial dim (the trailing
+// output.size() dims of x); a scale is the user's scale factor, used as
+// PyTorch uses it when given.
+hlo::Value lower_upsample(hlo::Builder& b, const hlo::Value& x, UpsampleMode mode, bool align_corners,
+                          const std::vector<int64_t>& output, const std::vector<std::optional<double>>& scales);
+
+// The gradient of an input of `input_dims` (all dims) for the output
+// gradient `grad`.
+hlo::Value lower_upsample_backward(hlo::Builder& b, const hlo::Value& grad, const std::vector<int64_t>& input_dims,
+                                   UpsampleMode mode, bool align_corners,
+                                   const std::vector<std::optional<double>>& scales);
+
+}  // namespace torch_tpu::ops
+
+namespace torch_tpu::ops {
+
+// grid_sampler_2d: input [N, C, H, W] sampled at grid [N, Ho, Wo, 2]
+// ((x, y) in [-1, 1]) -> [N, C, Ho, Wo]. interpolation: 0 bilinear,
+// 1 nearest; padding: 0 zeros, 1 border, 2 reflection.
+hlo::Value lower_grid_sampler_2d(hlo::Builder& b, const hlo::Value& input, const hlo::Value& grid,
+                                 int64_t interpolation, int64_t padding, bool align_corners);
+
+}  // namespace torch_tpu::ops

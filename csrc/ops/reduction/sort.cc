@@ -1,0 +1,119 @@
+#include "ops/reduction/sort.h"
+
+#include <vector>
+
+namespace torch_tpu::ops {
+
+namespace {
+
+using hlo::TensorType;
+using hlo::Value;
+
+Value is_nan(hlo::Builder& b, const Value& x) { return b.compare(x, x, "NE"); }
+
+// "a sorts before b" with NaN as the greatest value.
+Value sorts_before(hlo::Builder& b, const Value& a, const Value& c, bool descending) {
+  if (!is_floating(a.dtype())) return b.compare(a, c, descending ? "GT" : "LT");
+  if (descending) {
+    // a > c, or a is NaN and c is not.
+    return b.and_(b.not_(is_nan(b, c)), b.or_(is_nan(b, a), b.compare(a, c, "GT")));
+  }
+  return b.and_(b.not_(is_nan(b, a)), b.or_(is_nan(b, c), b.compare(a, c, "LT")));
+}
+
+Value slice_dim(hlo::Builder& b, const Value& x, int64_t dim, int64_t start, int64_t limit) {
+  std::vector<int64_t> starts(x.rank(), 0), limits = x.dims(), strides(x.rank(), 1);
+  starts[dim] = start;
+  limits[dim] = limit;
+  return b.slice(x, starts, limits, strides);
+}
+
+// x (size 1 along dim) with dim dropped unless keepdim.
+Value squeeze_unless(hlo::Builder& b, const Value& x, int64_t dim, bool keepdim) {
+  if (keepdim) return x;
+  std::vector<int64_t> dims = x.dims();
+  dims.erase(dims.begin() + dim);
+  return b.reshape(x, dims);
+}
+
+}  // namespace
+
+std::pair<Value, Value> lower_sort(hlo::Builder& b, const Value& x, int64_t dim, bool descending) {
+  const TensorType index_type(ElementType::kS64, x.dims());
+  if (x.rank() == 0 || x.type().num_elements() == 0) return {x, b.constant_splat_int(0, index_type)};
+  if (dim < 0 || dim >= x.rank()) throw hlo::HloError("sort: dimension out of range for " + x.type().to_string());
+  auto sorted = b.sort({x, b.iota(index_type, dim)}, dim, /*is_stable=*/true,
+                       [descending](hlo::Builder& r, const std::vector<Value>& a) {
+                         return std::vector<Value>{sorts_before(r, a[0], a[1], descending)};
+                       });
+  return {sorted[0], sorted[1]};
+}
+
+std::pair<Value, Value> lower_topk(hlo::Builder& b, const Value& x, int64_t k, int64_t dim, bool largest) {
+  if (x.rank() == 0) return lower_sort(b, x, 0, largest);  // k is 0 or 1; the glue handles 0
+  auto [values, indices] = lower_sort(b, x, dim, largest);
+  return {slice_dim(b, values, dim, 0, k), slice_dim(b, indices, dim, 0, k)};
+}
+
+std::pair<Value, Value> lower_kthvalue(hlo::Builder& b, const Value& x, int64_t k, int64_t dim, bool keepdim) {
+  if (x.rank() == 0) return lower_sort(b, x, 0, false);
+  auto [values, indices] = lower_sort(b, x, dim, false);
+  return {squeeze_unless(b, slice_dim(b, values, dim, k - 1, k), dim, keepdim),
+          squeeze_unless(b, slice_dim(b, indices, dim, k - 1, k), dim, keepdim)};
+}
+
+std::pair<Value, Value> lower_median(hlo::Builder& b, const Value& x, int64_t dim, bool keepdim, bool ignore_nan) {
+  if (x.rank() == 0) return lower_sort(b, x, 0, false);
+  const int64_t n = x.dims()[dim];
+  auto [values, indices] = lower_sort(b, x, dim, false);
+  if (!is_floating(x.dtype())) {
+    const int64_t pos = (n - 1) / 2;
+    return {squeeze_unless(b, slice_dim(b, values, dim, pos, pos + 1), dim, keepdim),
+            squeeze_unless(b, slice_dim(b, indices, dim, pos, pos + 1), dim, keepdim)};
+  }
+  // The position to pick in each sorted row depends on its NaN count.
+  const TensorType s64(ElementType::kS64, x.dims());
+  const TensorType scalar = TensorType::scalar(ElementType::kS64);
+  Value nans = b.reduce({b.convert(is_nan(b, x), ElementType::kS64)}, {b.constant_splat_int(0, scalar)}, {dim},
+                        [](hlo::Builder& r, const std::vector<Value>& a) {
+                          return std::vector<Value>{r.add(a[0], a[1])};
+                        })[0];
+  const TensorType row = nans.type();
+  Value count = b.constant_splat_int(n, row);
+  Value one = b.constant_splat_int(1, row), two = b.constant_splat_int(2, row), zero = b.constant_splat_int(0, row);
+  Value pos;
+  if (ignore_nan) {
+    // (m - 1) / 2 over the m numbers. An all-NaN row gives NaN; which of
+    // its indices is unspecified (CPU's nth_element picks one), the middle
+    // one here.
+    Value m = b.subtract(count, nans);
+    pos = b.select(b.compare(m, zero, "GT"), b.divide(b.subtract(m, one), two),
+                   b.divide(b.subtract(count, one), two));
+  } else {
+    // The first NaN (sorted after all numbers, in original order) when there is one.
+    pos = b.select(b.compare(nans, zero, "GT"), b.subtract(count, nans), b.divide(b.subtract(count, one), two));
+  }
+  std::vector<int64_t> kept;
+  for (int64_t d = 0; d < x.rank(); ++d) {
+    if (d != dim) kept.push_back(d);
+  }
+  Value pick = b.compare(b.iota(s64, dim), b.broadcast_in_dim(pos, x.dims(), kept), "EQ");
+  auto picked = b.reduce({pick, values, indices},
+                         {b.constant_splat_int(0, TensorType::scalar(ElementType::kPred)),
+                          b.constant_splat(0, TensorType::scalar(x.dtype())), b.constant_splat_int(0, scalar)},
+                         {dim}, [](hlo::Builder& r, const std::vector<Value>& a) {
+                           // args: acc (found, value, index), then element (found, value, index)
+                           return std::vector<Value>{r.or_(a[0], a[3]), r.select(a[3], a[4], a[1]),
+                                                     r.select(a[3], a[5], a[2])};
+                         });
+  Value v = picked[1], i = picked[2];
+  if (keepdim) {
+    std::vector<int64_t> dims = x.dims();
+    dims[dim] = 1;
+    v = b.reshape(v, dims);
+    i = b.reshape(i, dims);
+  }
+  return {v, i};
+}
+
+}  // namespace torch_tpu::ops

@@ -1,0 +1,34 @@
+// Lowerings of sorting and selection along one dimension: sort (values and
+// s64 indices), topk, kthvalue and median / nanmedian.
+//
+// One stable StableHLO sort over (values, iota) does them all. NaN sorts
+// as the greatest value (last ascending, first descending), and equal
+// values keep their original order, as PyTorch's stable sort does. `dim`
+// is wrapped by the ATen glue; a 0-dim input behaves like one element.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+
+#include "hlo/builder.h"
+
+namespace torch_tpu::ops {
+
+std::pair<hlo::Value, hlo::Value> lower_sort(hlo::Builder& b, const hlo::Value& x, int64_t dim, bool descending);
+
+// The k largest (smallest) elements along `dim`, in sorted order.
+std::pair<hlo::Value, hlo::Value> lower_topk(hlo::Builder& b, const hlo::Value& x, int64_t k, int64_t dim,
+                                             bool largest);
+
+// The k-th smallest element (1-based) along `dim`.
+std::pair<hlo::Value, hlo::Value> lower_kthvalue(hlo::Builder& b, const hlo::Value& x, int64_t k, int64_t dim,
+                                                 bool keepdim);
+
+// The lower median along `dim`. median: NaN (the first one) when the row
+// has a NaN; nanmedian (ignore_nan): the median of the non-NaN values (an
+// all-NaN row gives NaN at its middle index; CPU's index there is whatever
+// its nth_element leaves, so it may differ).
+std::pair<hlo::Value, hlo::Value> lower_median(hlo::Builder& b, const hlo::Value& x, int64_t dim, bool keepdim,
+                                               bool ignore_nan);
+
+}  // namespace torch_tpu::ops

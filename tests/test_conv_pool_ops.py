@@ -1,0 +1,311 @@
+"""Convolutions (plain and transposed, 1d/2d/3d), pooling (max, average,
+adaptive) and upsampling (nearest, nearest-exact, linear, bilinear,
+trilinear, bicubic) against CPU, forward and backward. Shapes repeat across
+tests to keep the number of distinct compiles small."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from tpu_testing import assert_same, to_tpu
+
+BF16_TOL = dict(rtol=2e-2, atol=2e-2)
+
+
+def make(shape, dtype=torch.float32, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    if not dtype.is_floating_point:
+        return torch.randint(0, 20, shape, generator=g).to(dtype)
+    return torch.randn(shape, generator=g).to(dtype)
+
+
+def leaf(x, device):
+    x = x.detach() if device == "cpu" else to_tpu(x).detach()
+    return x.requires_grad_()
+
+
+def assert_grads(fn, *inputs, constant=(), **tol):
+    """fn(*inputs) and the gradients of its floating inputs (through a random
+    output gradient) agree between CPU and tpu."""
+    wants = [isinstance(x, torch.Tensor) and x.is_floating_point() and i not in constant for i, x in enumerate(inputs)]
+    cpu_in = [leaf(x, "cpu") if w else x for x, w in zip(inputs, wants)]
+    tpu_in = [leaf(x, "tpu") if w else to_tpu(x) for x, w in zip(inputs, wants)]
+    expected = fn(*cpu_in)
+    actual = fn(*tpu_in)
+    grad = make(expected.shape, expected.dtype, seed=99)
+    expected.backward(grad)
+    actual.backward(to_tpu(grad))
+    torch.testing.assert_close(actual.cpu(), expected, equal_nan=True, **tol)
+    for c, t, w in zip(cpu_in, tpu_in, wants):
+        if w:
+            torch.testing.assert_close(t.grad.cpu(), c.grad, **tol)
+
+
+# ---- convolution ---------------------------------------------------------------------
+
+CONV2D = [  # stride, padding, dilation, groups, bias
+    (1, 0, 1, 1, True),
+    (2, 1, 1, 1, False),
+    ((2, 1), (1, 2), (1, 2), 2, True),
+    (1, 1, 2, 4, True),  # depthwise
+    (3, 2, 1, 2, False),
+]
+
+
+@pytest.mark.parametrize("stride,padding,dilation,groups,bias", CONV2D)
+def test_conv2d(stride, padding, dilation, groups, bias):
+    x = make((2, 4, 9, 8))
+    w = make((6 if groups != 4 else 4, 4 // groups, 3, 3), seed=1)
+    b = make((w.shape[0],), seed=2) if bias else None
+    assert_grads(lambda x, w, *b: F.conv2d(x, w, b[0] if b else None, stride, padding, dilation, groups),
+                 x, w, *([b] if bias else []), rtol=1e-4, atol=1e-4)
+
+
+def test_conv1d_conv3d_and_same_padding():
+    x1, w1, b1 = make((2, 4, 11)), make((6, 2, 3), seed=1), make((6,), seed=2)
+    assert_grads(lambda x, w, b: F.conv1d(x, w, b, stride=2, padding=1, groups=2), x1, w1, b1, rtol=1e-4, atol=1e-4)
+    assert_grads(lambda x, w: F.conv1d(x, w, padding="same", dilation=2, groups=2), x1, w1, rtol=1e-4, atol=1e-4)
+    assert_same(lambda x, w: F.conv1d(x, w, padding="valid"), x1, make((5, 4, 4), seed=3), rtol=1e-4, atol=1e-4)
+    x3, w3 = make((1, 2, 5, 6, 7)), make((4, 2, 2, 3, 2), seed=1)
+    assert_grads(lambda x, w: F.conv3d(x, w, stride=(1, 2, 2), padding=(1, 0, 1)), x3, w3, rtol=1e-4, atol=1e-4)
+
+
+TRANSPOSED = [  # stride, padding, output_padding, dilation, groups
+    (2, 1, 1, 1, 1),
+    ((2, 3), (0, 1), (1, 2), 1, 2),
+    (1, 2, 0, 2, 2),  # padding beyond the dilated kernel: negative inner padding
+    (3, 0, 0, (1, 2), 1),
+]
+
+
+@pytest.mark.parametrize("stride,padding,output_padding,dilation,groups", TRANSPOSED)
+def test_conv_transpose2d(stride, padding, output_padding, dilation, groups):
+    x = make((2, 4, 5, 6))
+    w = make((4, 6 // groups, 3, 3), seed=1)
+    b = make((6,), seed=2)
+    assert_grads(lambda x, w, b: F.conv_transpose2d(x, w, b, stride, padding, output_padding, groups, dilation),
+                 x, w, b, rtol=1e-4, atol=1e-4)
+
+
+def test_conv_transpose1d_3d():
+    assert_grads(lambda x, w: F.conv_transpose1d(x, w, stride=3, padding=1, output_padding=2, groups=2),
+                 make((2, 4, 7)), make((4, 3, 4), seed=1), rtol=1e-4, atol=1e-4)
+    assert_grads(lambda x, w: F.conv_transpose3d(x, w, stride=2, padding=(0, 1, 0), output_padding=(1, 0, 0)),
+                 make((1, 2, 3, 4, 3)), make((2, 3, 2, 3, 2), seed=1), rtol=1e-4, atol=1e-4)
+
+
+def test_conv_bf16_layouts_and_modules():
+    x, w, b = make((2, 4, 9, 8), torch.bfloat16), make((6, 4, 3, 3), torch.bfloat16, 1), make((6,), torch.bfloat16, 2)
+    assert_grads(lambda x, w, b: F.conv2d(x, w, b, 2, 1), x, w, b, rtol=3e-2, atol=6e-2)
+    assert_grads(lambda x, w: F.conv_transpose2d(x, w, stride=2), x, make((4, 3, 3, 3), torch.bfloat16, 1),
+                 rtol=3e-2, atol=6e-2)
+    # channels_last input and weight; a sliced (strided) input
+    xf = make((2, 4, 9, 8))
+    wf = make((6, 4, 3, 3), seed=1)
+    assert_same(lambda x, w: F.conv2d(x, w, None, 2, 1), xf.to(memory_format=torch.channels_last),
+                wf.to(memory_format=torch.channels_last), rtol=1e-4, atol=1e-4)
+    assert_same(lambda x, w: F.conv2d(x, w, None, 2, 1), make((2, 4, 18, 8))[:, :, ::2], wf, rtol=1e-4, atol=1e-4)
+    # unbatched input, empty batch
+    assert_same(lambda x, w: F.conv2d(x, w, None, 2, 1), xf[0], wf, rtol=1e-4, atol=1e-4)
+    assert_same(lambda x, w: F.conv2d(x, w, None, 2, 1), xf[:0], wf)
+    # integers convolve exactly
+    assert_same(lambda x, w: F.conv2d(x, w, None, 2, 1), make((2, 4, 9, 8), torch.int64), make((6, 4, 3, 3), torch.int64))
+    # an nn.Conv2d step: parameters' gradients match
+    torch.manual_seed(0)
+    conv = torch.nn.Conv2d(4, 6, 3, stride=2, padding=1)
+    conv_t = torch.nn.Conv2d(4, 6, 3, stride=2, padding=1).to("tpu")
+    conv_t.load_state_dict(conv.state_dict())
+    conv(xf).square().sum().backward()
+    conv_t(xf.to("tpu")).square().sum().backward()
+    torch.testing.assert_close(conv_t.weight.grad.cpu(), conv.weight.grad, rtol=1e-4, atol=1e-3)
+    torch.testing.assert_close(conv_t.bias.grad.cpu(), conv.bias.grad, rtol=1e-4, atol=1e-3)
+
+
+def test_conv_errors():
+    x, w = make((2, 4, 9, 8)), make((6, 4, 3, 3), seed=1)
+    assert_same(F.conv2d, x, make((6, 3, 3, 3)))  # channel mismatch
+    assert_same(F.conv2d, x, make((6, 4, 3)))  # weight rank
+    assert_same(lambda x, w: F.conv2d(x, w, groups=3), x, w)
+    assert_same(F.conv2d, make((2, 4, 2, 2)), w)  # kernel larger than the input
+    assert_same(F.conv2d, x, w.to(torch.bfloat16))  # dtype mismatch
+    assert_same(lambda x, w: F.conv2d(x, w, torch.zeros(5)), x, w)  # bias size
+
+
+# ---- max pooling ---------------------------------------------------------------------
+
+MAXPOOL2D = [  # kernel, stride, padding, dilation, ceil_mode
+    (2, None, 0, 1, False),
+    (3, 2, 1, 1, False),
+    (3, 2, 1, 1, True),
+    ((2, 3), (1, 2), (1, 0), (2, 1), True),
+]
+
+
+@pytest.mark.parametrize("k,s,p,d,ceil", MAXPOOL2D)
+def test_max_pool2d(k, s, p, d, ceil):
+    def fn(x):
+        return F.max_pool2d(x, k, s, p, d, ceil_mode=ceil, return_indices=True)
+
+    x = make((2, 3, 9, 7))
+    assert_same(fn, x)
+    assert_same(fn, make((2, 3, 9, 7), torch.int64))  # many ties: first index wins
+    assert_grads(lambda x: fn(x)[0], x)
+
+
+def test_max_pool_variants():
+    x = make((2, 3, 9, 7))
+    x[0, 0, 1, 1] = float("nan")
+    x[0, 0, 2, 2] = float("nan")
+    x[1, 1] = float("-inf")
+    assert_same(lambda x: F.max_pool2d(x, 3, 2, 1, return_indices=True), x)
+    assert_same(lambda x: F.max_pool2d(x, 3, 2, 1, return_indices=True), make((3, 9, 7)))  # unbatched
+    assert_same(lambda x: F.max_pool2d(x, 3, 2, 1, return_indices=True),
+                make((2, 3, 9, 7)).to(memory_format=torch.channels_last))
+    assert_same(lambda x: F.max_pool2d(x, 3, 2, 1, return_indices=True), make((0, 3, 9, 7)))
+    assert_grads(lambda x: F.max_pool2d(x, 3, 2, 1), make((2, 3, 9, 7), torch.bfloat16), **BF16_TOL)
+    assert_same(lambda x: F.max_pool2d(x, 3, 2, 1, return_indices=True), make((2, 3, 9, 7), torch.bfloat16))
+    assert_same(lambda x: F.max_pool2d(x, 2, return_indices=True), make((2, 3, 9, 7), torch.uint8))
+    # 1d goes through max_pool2d; 3d has its own op
+    assert_grads(lambda x: F.max_pool1d(x, 3, 2, 1, ceil_mode=True), make((2, 3, 10)))
+    assert_same(lambda x: F.max_pool1d(x, 3, 2, 1, return_indices=True), make((2, 3, 10)))
+    assert_same(lambda x: F.max_pool3d(x, (2, 3, 2), (1, 2, 2), (1, 1, 0), return_indices=True), make((2, 2, 5, 6, 5)))
+    assert_grads(lambda x: F.max_pool3d(x, 2, ceil_mode=True), make((2, 2, 5, 6, 5)))
+
+
+def test_max_pool_errors():
+    x = make((2, 3, 9, 7))
+    assert_same(lambda x: F.max_pool2d(x, 3, 1, 2), x)  # pad > kernel / 2
+    assert_same(lambda x: F.max_pool2d(x, 10), x)  # output too small
+    assert_same(lambda x: F.max_pool2d(x, (1, 2, 3)), x)
+    assert_same(lambda x: F.max_pool2d(x, 2), make((9,)))
+    assert_same(lambda x: F.max_pool2d(x, 2, return_indices=True), make((2, 3, 9, 7)).bool())
+    assert_same(lambda x: F.max_pool2d(x, 0), x)
+
+
+# ---- average pooling ----------------------------------------------------------------
+
+AVGPOOL2D = [  # kernel, stride, padding, ceil_mode, count_include_pad, divisor_override
+    (2, None, 0, False, True, None),
+    (3, 2, 1, False, True, None),
+    (3, 2, 1, True, False, None),
+    ((3, 2), (2, 1), (1, 1), True, True, None),
+    (3, 2, 1, False, True, 5),
+]
+
+
+@pytest.mark.parametrize("k,s,p,ceil,cip,div", AVGPOOL2D)
+def test_avg_pool2d(k, s, p, ceil, cip, div):
+    assert_grads(lambda x: F.avg_pool2d(x, k, s, p, ceil, cip, div), make((2, 3, 9, 7)))
+
+
+def test_avg_pool_variants():
+    fn = lambda x: F.avg_pool2d(x, 3, 2, 1, True, False)  # noqa: E731
+    assert_grads(fn, make((2, 3, 9, 7), torch.bfloat16), **BF16_TOL)
+    assert_same(fn, make((2, 3, 9, 7)).to(memory_format=torch.channels_last))
+    assert_same(fn, make((3, 9, 7)))
+    assert_same(lambda x: F.avg_pool2d(x, 3, 2, 1), make((2, 3, 9, 7), torch.int64))
+    assert_same(lambda x: F.avg_pool2d(x, 2), make((2, 3, 9, 7), torch.int32))  # not implemented on CPU either
+    assert_grads(lambda x: F.avg_pool1d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False), make((2, 3, 10)))
+    assert_grads(lambda x: F.avg_pool3d(x, (2, 3, 2), (1, 2, 2), (1, 1, 0), True, False), make((2, 2, 5, 6, 5)))
+    assert_grads(lambda x: F.avg_pool3d(x, 2, divisor_override=3), make((2, 2, 5, 6, 5)))
+    assert_same(lambda x: F.avg_pool2d(x, 3, 1, 2), make((2, 3, 9, 7)))  # pad > kernel / 2
+    assert_same(lambda x: F.avg_pool2d(x, 2, divisor_override=0), make((2, 3, 9, 7)))
+
+
+# ---- adaptive pooling ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("out", [(3, 7), (4, 5), (1, 1), (12, 9)])
+def test_adaptive_avg_pool2d(out):
+    assert_grads(lambda x: F.adaptive_avg_pool2d(x, out), make((2, 3, 9, 7)))
+
+
+@pytest.mark.parametrize("out", [(3, 7), (4, 5), (12, 9)])
+def test_adaptive_max_pool2d(out):
+    x = make((2, 3, 9, 7))
+    assert_same(lambda x: F.adaptive_max_pool2d(x, out, return_indices=True), x)
+    assert_grads(lambda x: F.adaptive_max_pool2d(x, out), x)
+
+
+def test_adaptive_variants():
+    assert_grads(lambda x: F.adaptive_avg_pool2d(x, (4, 5)), make((2, 3, 9, 7), torch.bfloat16), **BF16_TOL)
+    assert_same(lambda x: F.adaptive_avg_pool2d(x, (4, 5)), make((2, 3, 9, 7)).to(memory_format=torch.channels_last))
+    assert_same(lambda x: F.adaptive_avg_pool2d(x, (4, 5)), make((3, 9, 7)))
+    assert_grads(lambda x: F.adaptive_avg_pool1d(x, 4), make((2, 3, 10)))
+    assert_grads(lambda x: F.adaptive_avg_pool3d(x, (2, 4, 3)), make((2, 2, 5, 6, 5)))
+    assert_grads(lambda x: F.adaptive_max_pool1d(x, 4), make((2, 3, 10)))
+    assert_same(lambda x: F.adaptive_max_pool3d(x, (2, 4, 3), return_indices=True), make((2, 2, 5, 6, 5)))
+    assert_grads(lambda x: F.adaptive_max_pool3d(x, (2, 4, 3)), make((2, 2, 5, 6, 5)))
+    assert_same(lambda x: F.adaptive_max_pool2d(x, (4, 5), return_indices=True), make((2, 3, 9, 7), torch.bfloat16))
+    x = make((2, 3, 9, 7), torch.int64)
+    assert_same(lambda x: F.adaptive_max_pool2d(x, (4, 5)), x)
+    assert_same(lambda x: torch.ops.aten._adaptive_avg_pool2d(x, (4, 5)), x)
+    assert_same(lambda x: F.adaptive_avg_pool2d(x, (4, 5)), make((2, 3, 0, 7)))
+    assert_same(lambda x: F.adaptive_avg_pool2d(x, (4, 5)), make((9, 7)))
+
+
+# ---- upsampling ----------------------------------------------------------------------
+
+UPSAMPLE2D = [  # mode, size, scale_factor, align_corners
+    ("nearest", (18, 14), None, None),
+    ("nearest", None, 1.7, None),
+    ("nearest", (5, 4), None, None),  # downsampling
+    ("nearest-exact", None, (1.7, 2.3), None),
+    ("bilinear", (18, 11), None, False),
+    ("bilinear", (18, 11), None, True),
+    ("bilinear", None, 1.7, False),
+    ("bilinear", (5, 4), None, True),
+    ("bicubic", (13, 11), None, False),
+    ("bicubic", (13, 11), None, True),
+]
+
+
+@pytest.mark.parametrize("mode,size,scale,align", UPSAMPLE2D)
+def test_upsample2d(mode, size, scale, align):
+    def fn(x):
+        return F.interpolate(x, size=size, scale_factor=scale, mode=mode, align_corners=align)
+
+    assert_grads(fn, make((2, 3, 9, 7)), rtol=1e-5, atol=1e-5)
+
+
+def test_upsample_variants():
+    near = lambda x: F.interpolate(x, size=(18, 11))  # noqa: E731
+    bil = lambda x: F.interpolate(x, size=(18, 11), mode="bilinear")  # noqa: E731
+    assert_grads(bil, make((2, 3, 9, 7), torch.bfloat16), **BF16_TOL)
+    assert_grads(near, make((2, 3, 9, 7), torch.bfloat16), **BF16_TOL)
+    assert_same(near, make((2, 3, 9, 7), torch.uint8))
+    assert_same(bil, make((2, 3, 9, 7)).to(memory_format=torch.channels_last))
+    assert_same(bil, make((2, 3, 18, 14))[:, :, ::2, ::2])
+    assert_same(bil, make((0, 3, 9, 7)))
+    assert_same(near, make((2, 3, 9, 7), torch.int64))  # not implemented on CPU either
+    # 1d and 3d
+    assert_grads(lambda x: F.interpolate(x, scale_factor=2.5, mode="linear"), make((2, 3, 10)))
+    assert_grads(lambda x: F.interpolate(x, size=7, mode="linear", align_corners=True), make((2, 3, 10)))
+    assert_grads(lambda x: F.interpolate(x, size=23), make((2, 3, 10)))
+    assert_grads(lambda x: F.interpolate(x, size=23, mode="nearest-exact"), make((2, 3, 10)))
+    assert_grads(lambda x: F.interpolate(x, scale_factor=(2, 1.5, 1), mode="trilinear"), make((1, 2, 3, 4, 5)))
+    assert_grads(lambda x: F.interpolate(x, scale_factor=2), make((1, 2, 3, 4, 5)))
+    assert_grads(lambda x: F.interpolate(x, size=(4, 5, 6), mode="nearest-exact"), make((1, 2, 3, 4, 5)))
+    # bad sizes
+    assert_same(lambda x: F.interpolate(x, size=(0, 4)), make((2, 3, 9, 7)))
+    assert_same(lambda x: torch.ops.aten.upsample_bilinear2d(x, [4, 4], False), make((3, 9, 7)))
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align", [False, True])
+def test_grid_sample_forward(mode, padding, align):
+    x = make((2, 3, 9, 7))
+    grid = make((2, 5, 4, 2), seed=3) * 0.8  # some points outside [-1, 1]
+    assert_same(lambda x, g: F.grid_sample(x, g, mode=mode, padding_mode=padding, align_corners=align), x, grid,
+                rtol=1e-5, atol=1e-5)
+
+
+def test_grid_sample_bf16_and_errors():
+    x, grid = make((2, 3, 9, 7), torch.bfloat16), (make((2, 5, 4, 2), seed=3) * 0.8).to(torch.bfloat16)
+    assert_same(lambda x, g: F.grid_sample(x, g, align_corners=False), x, grid, **BF16_TOL)
+    assert_same(lambda x, g: F.grid_sample(x, g, align_corners=False), make((2, 3, 9, 7)), make((3, 5, 4, 2)))
+    assert_same(lambda x, g: F.grid_sample(x, g, align_corners=False), make((2, 3, 9, 7)), make((2, 5, 4, 3)))
+    assert_same(lambda x, g: F.grid_sample(x, g, align_corners=False), make((2, 3, 9, 7)), grid)  # dtypes differ

@@ -1,0 +1,446 @@
+"""Normalization layers (batch norm with its running statistics, instance,
+group and RMS norm), the remaining losses and scaled_dot_product_attention
+against CPU, forward and backward."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from tpu_testing import assert_same, to_tpu
+
+REDUCTIONS = ["none", "mean", "sum"]
+BF16 = dict(rtol=2e-2, atol=2e-2)
+
+
+def make(shape, dtype=torch.float32, seed=0, low=None, high=None):
+    g = torch.Generator().manual_seed(seed)
+    if not dtype.is_floating_point:
+        return torch.randint(-5, 6, shape, generator=g).to(dtype)
+    x = torch.randn(shape, generator=g)
+    if low is not None:
+        x = torch.rand(shape, generator=g) * (high - low) + low
+    return x.to(dtype)
+
+
+def leaf(x, device):
+    x = x.detach() if device == "cpu" else to_tpu(x).detach()
+    return x.requires_grad_()
+
+
+def assert_grads(fn, *inputs, constant=(), **tol):
+    """fn(*inputs) and the gradients of its floating inputs (through a random
+    output gradient; inputs at the `constant` positions take none) agree
+    between CPU and tpu."""
+    wants = [isinstance(x, torch.Tensor) and x.is_floating_point() and i not in constant for i, x in enumerate(inputs)]
+    cpu_in = [leaf(x, "cpu") if w else x for x, w in zip(inputs, wants)]
+    tpu_in = [leaf(x, "tpu") if w else to_tpu(x) for x, w in zip(inputs, wants)]
+    expected = fn(*cpu_in)
+    actual = fn(*tpu_in)
+    grad = make(expected.shape, expected.dtype, seed=99)
+    expected.backward(grad)
+    actual.backward(to_tpu(grad))
+    torch.testing.assert_close(actual.cpu(), expected, equal_nan=True, **tol)
+    for c, t, w in zip(cpu_in, tpu_in, wants):
+        if w:
+            torch.testing.assert_close(t.grad.cpu(), c.grad, equal_nan=True, **tol)
+
+
+def run_module_steps(module, inputs, train=True, **tol):
+    """Runs copies of `module` on CPU and tpu over `inputs` (forward, backward)
+    and compares outputs, input and parameter gradients and buffers."""
+    cpu = module
+    cpu.zero_grad(set_to_none=True)
+    dev = copy.deepcopy(module).to("tpu")
+    cpu.train(train)
+    dev.train(train)
+    for x in inputs:
+        xc = x.detach().clone().requires_grad_()
+        xt = to_tpu(x).detach().requires_grad_()
+        yc, yt = cpu(xc), dev(xt)
+        g = make(yc.shape, yc.dtype, seed=7)
+        yc.backward(g)
+        yt.backward(to_tpu(g))
+        torch.testing.assert_close(yt.cpu(), yc, **tol)
+        torch.testing.assert_close(xt.grad.cpu(), xc.grad, **tol)
+    for (name, pc), pt in zip(cpu.named_parameters(), dev.parameters()):
+        torch.testing.assert_close(pt.grad.cpu(), pc.grad, **tol, msg=name)
+    for (name, bc), bt in zip(cpu.named_buffers(), dev.buffers()):
+        torch.testing.assert_close(bt.cpu(), bc, **tol, msg=name)
+
+
+# ---- batch norm ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "cls,shape",
+    [(nn.BatchNorm1d, (6, 3)), (nn.BatchNorm1d, (4, 3, 5)), (nn.BatchNorm2d, (3, 4, 5, 3)),
+     (nn.BatchNorm3d, (2, 3, 2, 3, 4))],
+    ids=["1d", "1d-seq", "2d", "3d"],
+)
+def test_batch_norm_modules_train_then_eval(cls, shape):
+    m = cls(shape[1])
+    with torch.no_grad():
+        m.weight.copy_(make((shape[1],), seed=3))
+        m.bias.copy_(make((shape[1],), seed=4))
+    inputs = [make(shape, seed=s) * 2 + 1 for s in range(2)]
+    run_module_steps(m, inputs, train=True, rtol=1e-4, atol=1e-5)
+    run_module_steps(m, inputs[:1], train=False, rtol=1e-4, atol=1e-5)
+
+
+def test_batch_norm_cumulative_momentum_and_no_affine():
+    m = nn.BatchNorm2d(3, momentum=None, affine=False)
+    run_module_steps(m, [make((4, 3, 2, 3), seed=s) + s for s in range(3)], rtol=1e-4, atol=1e-5)
+    m = nn.BatchNorm1d(4, track_running_stats=False)
+    run_module_steps(m, [make((5, 4), seed=1)], rtol=1e-4, atol=1e-5)
+    run_module_steps(m, [make((5, 4), seed=2)], train=False, rtol=1e-4, atol=1e-5)
+
+
+def test_batch_norm_bf16_and_mixed():
+    m = nn.BatchNorm2d(3).to(torch.bfloat16)
+    run_module_steps(m, [make((4, 3, 3, 3), torch.bfloat16, seed=1)], **BF16)
+    # bf16 input, f32 parameters and statistics (CPU allows the mix)
+    m = nn.BatchNorm2d(3)
+    run_module_steps(m, [make((4, 3, 3, 3), torch.bfloat16, seed=2)], **BF16)
+    run_module_steps(m, [make((4, 3, 3, 3), torch.bfloat16, seed=3)], train=False, **BF16)
+
+
+def test_batch_norm_views_and_running_stat_views():
+    x = make((4, 6, 5), seed=1).transpose(1, 2)  # non-contiguous, channels 5
+    w, b = make((5,), seed=2), make((5,), seed=3)
+
+    def fn(x, w, b, base_m, base_v):
+        # the running statistics are strided views: the update writes through them
+        base_m, base_v = base_m.clone(), base_v.clone()
+        y = F.batch_norm(x, base_m[::2], base_v[1::2], w, b, training=True, momentum=0.3, eps=1e-3)
+        return y, base_m, base_v
+
+    assert_same(fn, x, w, b, torch.zeros(10), torch.ones(10), rtol=1e-5, atol=1e-5)
+    assert_grads(lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True), x, w, b, rtol=1e-4, atol=1e-5)
+    rm, rv = make((5,), seed=4), make((5,), seed=5).abs() + 0.5
+    assert_grads(lambda x, w, b: F.batch_norm(x, rm.to(x.device), rv.to(x.device), w, b, training=False), x, w, b,
+                 rtol=1e-4, atol=1e-5)
+
+
+def test_batch_norm_aten_overloads():
+    x = make((4, 3, 2), seed=1)
+    w, b = make((3,), seed=2), make((3,), seed=3)
+
+    def legit(x, w, b, rm, rv):
+        rm, rv = rm.clone(), rv.clone()
+        out = torch.ops.aten._native_batch_norm_legit(x, w, b, rm, rv, True, 0.2, 1e-5)
+        return (*out, rm, rv)
+
+    assert_same(legit, x, w, b, torch.zeros(3), torch.ones(3), rtol=1e-5, atol=1e-5)
+    assert_same(lambda x, w, b: torch.ops.aten._native_batch_norm_legit.no_stats(x, w, b, True, 0.1, 1e-5),
+                x, w, b, rtol=1e-5, atol=1e-5)
+    assert_same(lambda x, rm, rv: torch.ops.aten._native_batch_norm_legit_no_training(x, w.to(x.device), None, rm,
+                                                                                      rv, 0.1, 1e-5)[0],
+                x, torch.zeros(3) + 0.5, torch.ones(3) * 2, rtol=1e-5, atol=1e-5)
+
+    def with_update(x, rm, rv):
+        rm, rv = rm.clone(), rv.clone()
+        out, mean, invstd, _ = torch.ops.aten._batch_norm_with_update(x, None, None, rm, rv, 0.1, 1e-5)
+        return out, mean, invstd, rm, rv
+
+    assert_same(with_update, x, torch.zeros(3), torch.ones(3), rtol=1e-5, atol=1e-5)
+    mean, invstd = x.mean((0, 2)), (x.var((0, 2), unbiased=False) + 1e-5).rsqrt()
+    g = make(x.shape, seed=9)
+    assert_same(lambda g, x, w, mean, invstd: torch.ops.aten.batch_norm_backward(
+        g, x, w, None, None, mean, invstd, True, 1e-5, [True, True, True], torch.empty(0, dtype=torch.uint8,
+                                                                                          device=x.device)),
+        g, x, w, mean, invstd, rtol=1e-4, atol=1e-5)
+
+
+def test_batch_norm_errors():
+    x = make((4, 3))
+    assert_same(lambda x: F.batch_norm(x, None, None, training=True), x.long())
+    assert_same(lambda x, w: F.batch_norm(x, None, None, w, training=True), x, make((4,)))
+    assert_same(lambda x, rm, rv: F.batch_norm(x, rm, rv, training=False), x, torch.zeros(2), torch.ones(2))
+
+
+# ---- instance / group / RMS norm ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("affine,track", [(False, False), (True, True)])
+def test_instance_norm(affine, track):
+    m = nn.InstanceNorm2d(3, affine=affine, track_running_stats=track)
+    if affine:
+        with torch.no_grad():
+            m.weight.copy_(make((3,), seed=3))
+            m.bias.copy_(make((3,), seed=4))
+    run_module_steps(m, [make((2, 3, 4, 5), seed=s) for s in range(2)], rtol=1e-4, atol=1e-5)
+    if track:
+        run_module_steps(m, [make((2, 3, 4, 5), seed=5)], train=False, rtol=1e-4, atol=1e-5)
+    assert_grads(lambda x: F.instance_norm(x), make((2, 4, 7), seed=1), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("groups,shape", [(1, (2, 6, 4)), (3, (3, 6, 2, 3)), (6, (2, 6)), (2, (1, 4, 3, 2, 2))])
+def test_group_norm(groups, shape):
+    x = make(shape, seed=1) * 3 + 1
+    w, b = make((shape[1],), seed=2), make((shape[1],), seed=3)
+    assert_grads(lambda x, w, b: F.group_norm(x, groups, w, b, eps=1e-4), x, w, b, rtol=1e-4, atol=1e-4)
+    assert_grads(lambda x: F.group_norm(x, groups), x, rtol=1e-4, atol=1e-4)
+
+
+def test_group_norm_dtypes_views_and_errors():
+    x = make((2, 4, 3, 3), torch.bfloat16, seed=1)
+    w, b = make((4,), torch.bfloat16, seed=2), make((4,), torch.bfloat16, seed=3)
+    assert_grads(lambda x, w, b: F.group_norm(x, 2, w, b), x, w, b, **BF16)
+    # bf16 input with f32 parameters
+    assert_grads(lambda x, w, b: F.group_norm(x, 2, w, b), x, w.float(), b.float(), **BF16)
+    xt = make((3, 2, 4, 4), seed=4).transpose(0, 1)  # non-contiguous [2, 3, 4, 4]
+    assert_grads(lambda x: F.group_norm(x, 3), xt, rtol=1e-4, atol=1e-4)
+    run_module_steps(nn.GroupNorm(2, 4), [make((3, 4, 5), seed=6)], rtol=1e-4, atol=1e-4)
+    assert_same(lambda x: F.group_norm(x, 2), make((0, 4, 3)))
+    assert_same(lambda x: F.group_norm(x, 3), make((2, 4, 3)))  # 4 channels in 3 groups
+    assert_same(lambda x, w: F.group_norm(x, 2, w), make((2, 4, 3)), make((3,)))
+    assert_same(lambda x: F.group_norm(x, 2), make((2, 4, 3), torch.int64))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("normalized", [(8,), (3, 8)])
+def test_rms_norm(dtype, normalized):
+    x = make((2, 3, 8), dtype, seed=1)
+    w = make(normalized, dtype, seed=2)
+    tol = BF16 if dtype == torch.bfloat16 else dict(rtol=1e-4, atol=1e-5)
+    assert_grads(lambda x, w: F.rms_norm(x, normalized, w), x, w, **tol)
+    assert_grads(lambda x: F.rms_norm(x, normalized, eps=1e-3), x, **tol)
+    # the composite path: a weight of another dtype
+    other = torch.float32 if dtype == torch.bfloat16 else torch.float64
+    assert_grads(lambda x, w: F.rms_norm(x, normalized, w), x, w.to(other), **tol)
+
+
+def test_rms_norm_module_views_and_errors():
+    run_module_steps(nn.RMSNorm(6), [make((4, 6), seed=s) for s in range(2)], rtol=1e-4, atol=1e-5)
+    xt = make((6, 4), seed=3).t()  # non-contiguous [4, 6]
+    assert_grads(lambda x: F.rms_norm(x, (6,)), xt, rtol=1e-4, atol=1e-5)
+    assert_same(lambda x: F.rms_norm(x, (6,)), make((0, 6)))
+    assert_same(lambda x: F.rms_norm(x, (5,)), make((4, 6)))
+    assert_same(lambda x, w: F.rms_norm(x, (6,), w), make((4, 6)), make((5,)))
+    assert_same(lambda x: torch.ops.aten._fused_rms_norm(x, [6], None, None)[0], make((3, 6)))
+
+
+# ---- losses --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_binary_cross_entropy(reduction, weighted):
+    x = make((4, 5), seed=1, low=0.02, high=0.98)
+    t = make((4, 5), seed=2, low=0.0, high=1.0)
+    w = make((5,), seed=3).abs() if weighted else None
+    assert_grads(lambda x: F.binary_cross_entropy(x, t.to(x.device), w if w is None else w.to(x.device),
+                                                  reduction=reduction), x, rtol=1e-4, atol=1e-5)
+
+
+def test_binary_cross_entropy_edges_and_errors():
+    # log(0) is clamped to -100
+    x = torch.tensor([0.0, 1.0, 0.5, 1.0])
+    t = torch.tensor([0.0, 1.0, 1.0, 0.0])
+    assert_same(lambda x, t: F.binary_cross_entropy(x, t, reduction="none"), x, t)
+    xb = make((3, 4), torch.bfloat16, seed=1, low=0.1, high=0.9)
+    assert_grads(lambda x: F.binary_cross_entropy(x, torch.full_like(x, 0.3)), xb, **BF16)
+    assert_same(lambda x, t: F.binary_cross_entropy(x, t), make((2,)).long(), make((2,)).long())
+    # input outside [0, 1] is reported at the next sync, as CPU raises
+    bad = to_tpu(torch.tensor([0.5, 1.5]))
+    with pytest.raises(RuntimeError, match="between 0 and 1"):
+        F.binary_cross_entropy(bad, torch.zeros(2, device="tpu")).cpu()
+    with pytest.raises(ValueError):
+        F.binary_cross_entropy(to_tpu(x), torch.zeros(3, device="tpu"))
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_binary_cross_entropy_with_logits(reduction):
+    x = make((4, 3), seed=1) * 3
+    t = make((4, 3), seed=2, low=0.0, high=1.0)
+    w = make((3,), seed=3).abs()
+    pw = make((3,), seed=4).abs() + 0.5
+    assert_grads(lambda x, t: F.binary_cross_entropy_with_logits(x, t, reduction=reduction), x, t,
+                 rtol=1e-4, atol=1e-5)
+    assert_grads(lambda x, w, pw: F.binary_cross_entropy_with_logits(x, t.to(x.device), w, reduction=reduction,
+                                                                     pos_weight=pw), x, w, pw, constant=(1, 2),
+                 rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("beta", [0.0, 0.5, 2.0])
+def test_smooth_l1_and_huber(reduction, beta):
+    x = make((3, 5), seed=1) * 2
+    t = make((3, 5), seed=2)
+    assert_grads(lambda x, t: F.smooth_l1_loss(x, t, reduction=reduction, beta=beta), x, t, rtol=1e-4, atol=1e-5)
+    delta = beta or 1.0
+    assert_grads(lambda x, t: F.huber_loss(x, t, reduction=reduction, delta=delta), x, t, rtol=1e-4, atol=1e-5)
+
+
+def test_smooth_l1_huber_l1_dtypes_and_errors():
+    x, t = make((4, 3), torch.bfloat16, seed=1), make((4, 3), torch.bfloat16, seed=2)
+    for fn in (F.smooth_l1_loss, F.huber_loss, F.l1_loss):
+        assert_grads(lambda x, t: fn(x, t), x, t, **BF16)
+        assert_grads(lambda x, t: fn(x, t), make((5, 4), seed=3).t(), make((4, 1), seed=4).expand(4, 5),
+                     rtol=1e-4, atol=1e-5)
+        assert_same(lambda x, t: fn(x, t), make((0, 3)), make((0, 3)))
+        assert_same(lambda x, t: fn(x, t, reduction="sum"), make(()), make(()))
+    assert_same(lambda x, t: F.smooth_l1_loss(x, t), make((3,), torch.int64), make((3,), torch.int64))
+    assert_same(lambda x, t: F.huber_loss(x, t), make((3,), torch.int64), make((3,), torch.int64))
+    assert_same(lambda x, t: F.smooth_l1_loss(x, t, beta=-1.0), make((3,)), make((3,)))
+    assert_same(lambda x, t: F.huber_loss(x, t, delta=0.0), make((3,)), make((3,)))
+    assert_same(lambda x, t: torch.ops.aten.huber_loss(x, t, 1, 1.0), make((3, 1)), make((2,)))
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_l1_kl_soft_margin_poisson(reduction):
+    x, t = make((4, 3), seed=1), make((4, 3), seed=2)
+    assert_grads(lambda x, t: F.l1_loss(x, t, reduction=reduction), x, t, rtol=1e-4, atol=1e-5)
+    logp = F.log_softmax(make((4, 5), seed=3), -1)
+    q = F.softmax(make((4, 5), seed=4), -1)
+    assert_grads(lambda a, b: F.kl_div(a, b, reduction=reduction), logp, q, rtol=1e-4, atol=1e-5)
+    assert_grads(lambda a, b: F.kl_div(a, b, reduction=reduction, log_target=True), logp, q.log(),
+                 rtol=1e-4, atol=1e-5)
+    sign = torch.where(make((4, 3), seed=5) > 0, 1.0, -1.0)
+    assert_grads(lambda x: F.soft_margin_loss(x, sign.to(x.device), reduction=reduction), x, rtol=1e-4, atol=1e-5)
+    counts = make((4, 3), seed=6, low=0.0, high=5.0).floor()
+    for log_input, full in [(True, False), (False, True)]:
+        inp = x if log_input else x.abs() + 0.1
+        assert_grads(lambda x: F.poisson_nll_loss(x, counts.to(x.device), log_input=log_input, full=full,
+                                                  reduction=reduction), inp, rtol=1e-4, atol=1e-5)
+
+
+def test_kl_div_batchmean_and_margin_losses():
+    logp = F.log_softmax(make((4, 5), seed=3), -1)
+    q = F.softmax(make((4, 5), seed=4), -1)
+    assert_grads(lambda a, b: F.kl_div(a, b, reduction="batchmean"), logp, q, rtol=1e-4, atol=1e-5)
+    a, b = make((6,), seed=1), make((6,), seed=2)
+    y = torch.where(make((6,), seed=3) > 0, 1.0, -1.0)
+    for reduction in REDUCTIONS:
+        assert_grads(lambda a, b: F.margin_ranking_loss(a, b, y.to(a.device), margin=0.2, reduction=reduction),
+                     a, b, rtol=1e-4, atol=1e-5)
+        assert_grads(lambda a: F.hinge_embedding_loss(a, y.to(a.device), margin=0.5, reduction=reduction), a,
+                     rtol=1e-4, atol=1e-5)
+        u, v = make((6, 4), seed=4), make((6, 4), seed=5)
+        assert_grads(lambda u, v: F.cosine_embedding_loss(u, v, y.to(u.device), margin=0.1, reduction=reduction),
+                     u, v, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_cross_entropy_variants(reduction):
+    x = make((5, 4), seed=1)
+    target = torch.tensor([0, 3, 1, -100, 2])
+    w = make((4,), seed=2).abs() + 0.2
+    assert_grads(lambda x: F.cross_entropy(x, target.to(x.device), reduction=reduction, label_smoothing=0.1), x,
+                 rtol=1e-4, atol=1e-5)
+    assert_grads(lambda x, w: F.cross_entropy(x, target.to(x.device), w, reduction=reduction, label_smoothing=0.2),
+                 x, w, constant=(1,), rtol=1e-4, atol=1e-5)
+    assert_grads(lambda x: F.cross_entropy(x, torch.tensor([1, 1, 0, 2, 1], device=x.device), ignore_index=1,
+                                           reduction=reduction), x, rtol=1e-4, atol=1e-5)
+    probs = F.softmax(make((5, 4), seed=3), -1)
+    assert_grads(lambda x, p: F.cross_entropy(x, p, reduction=reduction), x, probs, rtol=1e-4, atol=1e-5)
+    assert_grads(lambda x, p: F.cross_entropy(x, p, w.to(x.device), reduction=reduction, label_smoothing=0.1), x,
+                 probs, rtol=1e-4, atol=1e-5)
+    x4 = make((2, 3, 2, 2), seed=4)
+    t4 = torch.tensor([[[0, 1], [2, 1]], [[1, 1], [0, 2]]])
+    assert_grads(lambda x: F.cross_entropy(x, t4.to(x.device), reduction=reduction, label_smoothing=0.3), x4,
+                 rtol=1e-4, atol=1e-5)
+
+
+# ---- scaled dot product attention -------------------------------------------------------------
+
+
+def qkv(b, hq, hkv, l, s, e, dtype=torch.float32, ev=None, seed=0):
+    return (make((b, hq, l, e), dtype, seed=seed), make((b, hkv, s, e), dtype, seed=seed + 1),
+            make((b, hkv, s, ev or e), dtype, seed=seed + 2))
+
+
+def test_sdpa_picks_the_fused_kernel():
+    q, k, v = (to_tpu(t) for t in qkv(1, 2, 2, 3, 5, 4))
+    assert torch._fused_sdp_choice(q, k, v) == SDPBackend.OVERRIDEABLE.value
+    assert torch._fused_sdp_choice(q, k, v, dropout_p=0.1) == SDPBackend.MATH.value
+    with sdpa_kernel(SDPBackend.MATH):
+        assert torch._fused_sdp_choice(q, k, v) == SDPBackend.MATH.value
+
+
+@pytest.mark.parametrize(
+    "dtype,causal,backend",
+    [(torch.float32, False, SDPBackend.OVERRIDEABLE), (torch.float32, True, SDPBackend.OVERRIDEABLE),
+     (torch.bfloat16, False, SDPBackend.OVERRIDEABLE), (torch.bfloat16, True, SDPBackend.OVERRIDEABLE),
+     (torch.float32, False, SDPBackend.MATH), (torch.float32, True, SDPBackend.MATH)],
+    ids=["fused-f32", "fused-f32-causal", "fused-bf16", "fused-bf16-causal", "math-f32", "math-f32-causal"],
+)
+def test_sdpa(dtype, causal, backend):
+    q, k, v = qkv(2, 3, 3, 5, 7 if not causal else 5, 8, dtype, ev=6)
+    tol = BF16 if dtype == torch.bfloat16 else dict(rtol=1e-4, atol=1e-5)
+
+    def fn(q, k, v):
+        if q.device.type == "cpu":
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        with sdpa_kernel(backend):
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+    assert_grads(fn, q, k, v, **tol)
+
+
+def test_sdpa_causal_rectangular_scale_and_3d():
+    tol = dict(rtol=1e-4, atol=1e-5)
+    for l, s in [(7, 3), (3, 7)]:
+        q, k, v = qkv(1, 2, 2, l, s, 4, seed=l)
+        assert_grads(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.3), q, k, v,
+                     **tol)
+    q, k, v = (t[0] for t in qkv(1, 2, 2, 5, 3, 4, seed=3))  # [H, L, E]
+    assert_grads(lambda q, k, v: F.scaled_dot_product_attention(q, k, v), q, k, v, **tol)
+    q, k, v = (t.transpose(1, 2).contiguous().transpose(1, 2) for t in qkv(2, 2, 2, 5, 5, 4, seed=8))
+    assert_grads(lambda q, k, v: F.scaled_dot_product_attention(q, k, v), q, k, v, **tol)
+
+
+@pytest.mark.parametrize("mask_shape", [(5, 7), (2, 1, 5, 7), (1, 3, 1, 7)])
+def test_sdpa_masks(mask_shape):
+    q, k, v = qkv(2, 3, 3, 5, 7, 4, seed=2)
+    tol = dict(rtol=1e-4, atol=1e-5)
+    keep = make(mask_shape, seed=9) > -0.5
+    assert_grads(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=keep.to(q.device)), q, k, v,
+                 **tol)
+    additive = make(mask_shape, seed=10)
+    assert_grads(lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m), q, k, v, additive, **tol)
+
+
+def test_sdpa_fully_masked_rows_and_bf16_mask():
+    q, k, v = qkv(1, 2, 2, 3, 5, 4, seed=4)
+    keep = torch.ones(3, 5, dtype=torch.bool)
+    keep[1] = False
+    assert_grads(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=keep.to(q.device)), q, k, v,
+                 rtol=1e-4, atol=1e-5)
+    qb, kb, vb = (t.bfloat16() for t in (q, k, v))
+    assert_same(lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m), qb, kb, vb,
+                make((3, 5), torch.bfloat16, seed=5), **BF16)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_sdpa_gqa(dtype):
+    q, k, v = qkv(2, 6, 2, 5, 4, 8, dtype, seed=6)
+    tol = BF16 if dtype == torch.bfloat16 else dict(rtol=1e-4, atol=1e-5)
+    assert_grads(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True), q, k, v, **tol)
+    assert_grads(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True, is_causal=True), q, k, v,
+                 **tol)
+    # without enable_gqa the head counts must match, as on CPU
+    assert_same(lambda q, k, v: F.scaled_dot_product_attention(q, k, v), q, k, v)
+
+
+def test_sdpa_dropout_statistics():
+    # q = k = 0: uniform weights 1/S over S positions; v = 1, so each output
+    # is (kept count) / (S (1 - p)), with mean 1.
+    s, p = 64, 0.25
+    q = torch.zeros(2, 4, 32, 8, device="tpu")
+    k = torch.zeros(2, 4, s, 8, device="tpu")
+    v = torch.ones(2, 4, s, 8, device="tpu")
+    torch.manual_seed(0)
+    out = F.scaled_dot_product_attention(q, k, v, dropout_p=p).cpu()
+    assert abs(out.mean().item() - 1.0) < 0.03
+    # a row keeps about (1 - p) of its S positions
+    expected_std = ((p * (1 - p) * s) ** 0.5) / (s * (1 - p))
+    assert 0.5 * expected_std < out[..., 0].std().item() < 1.5 * expected_std
+    no_dropout = F.scaled_dot_product_attention(q, k, v, dropout_p=0.0).cpu()
+    torch.testing.assert_close(no_dropout, torch.ones_like(no_dropout))

@@ -1,0 +1,439 @@
+"""Shape-reordering, padding, scan and sort ops on tpu against CPU: triu /
+tril, flip, roll, repeat / tile / repeat_interleave, constant / reflect /
+replicate / circular padding, cumsum / cumprod / cummax / cummin /
+logcumsumexp, sort / argsort / topk / kthvalue / median, cross; dtypes,
+dims, 0-dim, empty and non-contiguous inputs, errors, out= / in-place forms
+and gradients."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from tpu_testing import TPU, assert_grad, assert_same, to_tpu
+
+DTYPES = [torch.float32, torch.bfloat16, torch.int64, torch.bool]
+
+
+def make(shape, dtype=torch.float32, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    if dtype == torch.bool:
+        return torch.randint(0, 2, shape, generator=g).bool()
+    if not dtype.is_floating_point:
+        return torch.randint(-9, 10, shape, generator=g).to(dtype)
+    return torch.randn(shape, generator=g).to(dtype)
+
+
+def distinct(shape, dtype=torch.float32, seed=0):
+    """Values without ties, so that index results are unique."""
+    n = 1
+    for s in shape:
+        n *= s
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randperm(n, generator=g).reshape(shape) - n // 2).to(dtype)
+
+
+def noncontig(shape, dtype=torch.float32, seed=0):
+    """A transposed view with the given shape."""
+    return make(tuple(reversed(shape)), dtype, seed).permute(*reversed(range(len(shape))))
+
+
+# ---- triu / tril --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("fn", ["triu", "tril"])
+def test_triangular(fn, dtype):
+    op = getattr(torch, fn)
+    cases = [((3, 4), 0), ((2, 4, 3), -1), ((0, 3), 2)]
+    if dtype == torch.float32:
+        cases += [((3, 4), -5), ((3, 4), 2), ((4, 3), 9)]
+    for shape, k in cases:
+        assert_same(lambda x: op(x, k), make(shape, dtype))
+    assert_same(lambda x: op(x, 1), noncontig((4, 3), dtype))
+
+
+@pytest.mark.parametrize("fn", ["triu", "tril"])
+def test_triangular_inplace_out_errors_grad(fn):
+    x = make((3, 4))
+    assert_same(lambda t: getattr(t.clone(), fn + "_")(1), x)
+    assert_same(lambda t: getattr(torch, fn)(t, -1, out=torch.empty(0, device=t.device)), x)
+    # out= demands the exact dtype
+    assert_same(lambda t: getattr(torch, fn)(t, out=torch.empty(3, 4, dtype=torch.float64, device=t.device)), x)
+    assert_same(lambda t: getattr(torch, fn)(t), make((3,)))
+    # in-place through a view writes the base
+    assert_same(lambda t: (lambda b: (getattr(b[:, 1:], fn + "_")(), b)[1])(t.clone()), make((3, 5)))
+    assert_grad(lambda t: getattr(torch, fn)(t, 1), make((4, 3)))
+
+
+# ---- flip / roll / repeat ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_flip(dtype):
+    x = make((2, 3, 4), dtype)
+    for dims in [(0,), (-1,), (0, 2), (0, 1, 2), ()] if dtype == torch.float32 else [(-1,), (0, 2)]:
+        assert_same(lambda t: torch.flip(t, dims), x)
+    assert_same(lambda t: torch.flip(t, (0,)), make((), dtype))
+    assert_same(lambda t: torch.flip(t, (1,)), make((0, 3), dtype))
+    assert_same(lambda t: torch.flip(t, (0, 1)), noncontig((3, 5), dtype))
+    if dtype == torch.float32:
+        assert_same(torch.fliplr, x)
+        assert_same(torch.flipud, x)
+
+
+def test_flip_errors_grad():
+    assert_same(lambda t: torch.flip(t, (0, -2)), make((2, 2)))
+    assert_same(lambda t: torch.flip(t, (2,)), make((2, 2)))
+    assert_grad(lambda t: torch.flip(t, (0, 1)), make((3, 4)))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_roll(dtype):
+    x = make((3, 4), dtype)
+    cases = [(1, 0), (-1, 1), (5, None), (-7, None), ((1, 2), (0, 1)), ((4, -9), (1, 0)), (0, 0)]
+    for shifts, dims in cases if dtype == torch.float32 else cases[3:5]:
+        assert_same(lambda t: torch.roll(t, shifts, dims), x)
+    assert_same(lambda t: torch.roll(t, 2, 1), noncontig((3, 5), dtype))
+    assert_same(lambda t: torch.roll(t, 1), make((), dtype))
+    assert_same(lambda t: torch.roll(t, 1, 0), make((0, 2), dtype))
+
+
+def test_roll_errors_grad():
+    x = make((2, 3))
+    assert_same(lambda t: torch.roll(t, (1, 2), (0,)), x)
+    assert_same(lambda t: torch.roll(t, ()), x)
+    assert_same(lambda t: torch.roll(t, 1, 3), x)
+    assert_grad(lambda t: torch.roll(t, (1, -2), (0, 1)), make((3, 4)))
+    assert_grad(lambda t: torch.roll(t, 5), make((3, 4)))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_repeat_tile(dtype):
+    x = make((2, 3), dtype)
+    for reps in [(1, 1), (2, 3), (2, 1, 2), (0, 2)] if dtype == torch.float32 else [(2, 1, 2)]:
+        assert_same(lambda t: t.repeat(*reps), x)
+    assert_same(lambda t: t.repeat(3), make((), dtype))
+    assert_same(lambda t: t.repeat(2, 2), make((0, 2), dtype))
+    assert_same(lambda t: t.repeat(2, 1), noncontig((2, 3), dtype))
+    if dtype == torch.float32:
+        assert_same(lambda t: torch.tile(t, (2,)), x)
+        assert_same(lambda t: torch.tile(t, (2, 1, 3)), x)
+
+
+def test_repeat_errors_grad():
+    assert_same(lambda t: t.repeat(2), make((2, 2)))
+    assert_same(lambda t: t.repeat(-1), make((2,)))
+    assert_grad(lambda t: t.repeat(2, 1, 3), make((2, 3)))
+    assert_grad(lambda t: torch.tile(t, (3,)), make((4,)))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool], ids=str)
+def test_repeat_interleave_int(dtype):
+    x = make((2, 3), dtype)
+    assert_same(lambda t: torch.repeat_interleave(t, 2), x)
+    assert_same(lambda t: torch.repeat_interleave(t, 3, dim=1), x)
+    assert_same(lambda t: torch.repeat_interleave(t, 2, dim=-2), x)
+    assert_same(lambda t: torch.repeat_interleave(t, 0, dim=0), x)
+
+
+def test_repeat_interleave_tensor():
+    for reps in [[1, 0, 3], [2, 2], [0, 0], [0, 3, 0, 1, 0]]:
+        r = torch.tensor(reps)
+        assert_same(torch.repeat_interleave, r)
+        assert_same(lambda rr: torch.repeat_interleave(rr.to(torch.int32)), r)
+    x = make((3, 2))
+    r = torch.tensor([2, 0, 1])
+    assert_same(lambda t, rr: torch.repeat_interleave(t, rr, dim=0), x, r)
+    assert_same(lambda t, rr: torch.repeat_interleave(t, rr, dim=0, output_size=3), x, r)
+    assert_same(torch.repeat_interleave, torch.tensor([], dtype=torch.int64))
+    assert_same(torch.repeat_interleave, torch.tensor([1, -1]))
+    assert_same(torch.repeat_interleave, torch.tensor([[1]]))
+    assert_same(torch.repeat_interleave, torch.tensor([1.0]))
+    # a wrong output_size or a negative count is reported at the next sync
+    with pytest.raises(RuntimeError):
+        torch.repeat_interleave(torch.tensor([1, 2], device=TPU), output_size=4).cpu()
+    with pytest.raises(RuntimeError):
+        torch.repeat_interleave(torch.tensor([2, -1], device=TPU), output_size=1).cpu()
+    assert_same(lambda rr: torch.repeat_interleave(rr, output_size=5), torch.tensor([2, 0, 3]))
+
+
+# ---- padding -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_constant_pad(dtype):
+    x = make((2, 3, 4), dtype)
+    pads = [(1, 2), (0, 1, 2, 0), (1, 1, 1, 1, 1, 1), (-1, 2), (-2, -1, 1, 0), (0, 0)]
+    for pad in pads if dtype == torch.float32 else pads[2:4]:
+        assert_same(lambda t: F.pad(t, pad, value=1), x)
+    assert_same(lambda t: F.pad(t, (2, 1)), noncontig((3, 4), dtype))
+    assert_same(lambda t: F.pad(t, (1, 1)), make((0, 2), dtype))
+    assert_same(lambda t: F.pad(t, (1, 1, 2, 0)), make((0, 2), dtype))
+    assert_same(lambda t: F.pad(t, (-2, -2)), make((2, 4), dtype))
+
+
+def test_constant_pad_values_errors_grad():
+    x = make((2, 3))
+    for v in [0.5, -3.0, float("inf")]:
+        assert_same(lambda t: F.pad(t, (1, 1), value=v), x)
+    assert_same(lambda t: F.pad(t, (1, 1), value=2.7), make((2, 3), torch.int64))
+    assert_same(lambda t: torch.constant_pad_nd(t, (1,)), x)
+    assert_same(lambda t: torch.constant_pad_nd(t, (1,) * 6), x)
+    assert_same(lambda t: torch.constant_pad_nd(t, (-2, -2)), x)
+    assert_grad(lambda t: F.pad(t, (1, 2, -1, 1), value=3.0), make((3, 4)))
+
+
+PAD_CASES = [
+    ((2, 5), (2, 1)),
+    ((2, 3, 5), (-1, 2)),
+    ((2, 1, 4, 5), (3, 1, 2, 2)),
+    ((1, 3, 4, 5), (1, 1, 2, 0, 1, 2)),
+    ((2, 1, 2, 3, 4), (1, 2, 1, 1, 1, 0)),
+]
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize("case", PAD_CASES, ids=str)
+def test_index_pad(mode, case):
+    shape, pad = case
+    if mode == "circular" and len(pad) != 4:
+        pytest.skip("circular is composite (slices and cat): one case is enough")
+    x = make(shape)
+    assert_same(lambda t: F.pad(t, pad, mode=mode), x)
+    assert_grad(lambda t: F.pad(t, pad, mode=mode), x)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate"])
+def test_index_pad_dtypes_and_views(mode):
+    assert_same(lambda t: F.pad(t, (2, 1), mode=mode), make((2, 3, 4), torch.bfloat16))
+    assert_same(lambda t: F.pad(t, (1, 2, 2, 1), mode=mode), noncontig((2, 4, 3)))
+    assert_same(lambda t: F.pad(t, (1, 1), mode=mode), make((0, 2, 3)))
+    # tpu sums the gradient in f32 and rounds once; CPU rounds every addition
+    assert_grad(lambda t: F.pad(t, (2, 1, 1, 1), mode=mode), make((1, 3, 4), torch.bfloat16), rtol=0.1, atol=0.05)
+
+
+def test_index_pad_errors():
+    x = make((1, 2, 3))
+    assert_same(lambda t: F.pad(t, (3, 1), mode="reflect"), x)
+    assert_same(lambda t: torch.ops.aten.reflection_pad1d(t, (1, 1, 1, 1)), x)
+    assert_same(lambda t: torch.ops.aten.reflection_pad1d(t, (1, 1)), make((1, 1, 1, 3)))
+    assert_same(lambda t: torch.ops.aten.reflection_pad1d(t, (1, 1)), make((1, 0, 3)))
+    assert_same(lambda t: torch.ops.aten.replication_pad1d(t, (-2, -1)), make((1, 3)))
+    assert_same(lambda t: torch.ops.aten.replication_pad2d(t, (1, 1)), make((1, 3, 3)))
+    # out= forms
+    assert_same(lambda t: torch.ops.aten.reflection_pad2d.out(t, (1, 1, 1, 1), out=torch.empty(0, device=t.device)),
+                make((1, 3, 3)))
+
+
+# ---- scans ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.int32, torch.bool], ids=str)
+@pytest.mark.parametrize("fn", ["cumsum", "cumprod"])
+def test_cumsum_cumprod(fn, dtype):
+    op = getattr(torch, fn)
+    x = make((3, 7), dtype) if fn == "cumsum" or dtype.is_floating_point else make((3, 7), dtype).clamp(-2, 2)
+    assert_same(lambda t: op(t, -1), x)
+    assert_same(lambda t: op(t, 0), noncontig((5, 3), dtype))
+    if dtype in (torch.float32, torch.int64):
+        assert_same(lambda t: op(t, 0), x)
+        assert_same(lambda t: op(t, 0), make((), dtype))
+        assert_same(lambda t: op(t, 1), make((2, 0), dtype))
+    assert_same(lambda t: op(t, 0, dtype=torch.float32), make((33,), dtype))
+
+
+@pytest.mark.parametrize("fn", ["cumsum", "cumprod"])
+def test_cum_forms_errors(fn):
+    op = getattr(torch, fn)
+    x = make((4, 3)) * 0.5 + 1
+    assert_same(lambda t: getattr(t.clone(), fn + "_")(1), x)
+    assert_same(lambda t: getattr(t.clone(), fn + "_")(0), make((5,), torch.int32))
+    assert_same(lambda t: op(t, 0, out=torch.empty(0, device=t.device)), make((4,), torch.int64))
+    assert_same(lambda t: op(t, 0, dtype=torch.float32, out=torch.empty(0, dtype=torch.float64, device=t.device)),
+                make((4,)))
+    assert_same(lambda t: op(t, 2), x)
+    assert_same(lambda t: op(t, 1), make(()))
+    long = make((1000,)) * 0.01 + (0 if fn == "cumsum" else 1)
+    assert_same(lambda t: op(t, 0), long, rtol=1e-4, atol=1e-4)
+
+
+def test_cum_grad():
+    assert_grad(lambda t: torch.cumsum(t, 1), make((3, 5)))
+    assert_grad(lambda t: torch.cumsum(t, 0, dtype=torch.float32), make((6,), torch.bfloat16))
+    assert_grad(lambda t: torch.cumprod(t, 1), make((3, 5)))
+    with_zero = make((2, 6))
+    with_zero[0, 2] = 0
+    with_zero[1, 1] = 0
+    with_zero[1, 4] = 0
+    assert_grad(lambda t: torch.cumprod(t, 1), with_zero)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.bool], ids=str)
+@pytest.mark.parametrize("fn", ["cummax", "cummin"])
+def test_cummax_cummin(fn, dtype):
+    op = getattr(torch, fn)
+    x = make((4, 9), dtype)
+    assert_same(lambda t: tuple(op(t, -1)), x)
+    assert_same(lambda t: tuple(op(t, 1)), noncontig((3, 5), dtype))
+    if dtype == torch.float32:
+        assert_same(lambda t: tuple(op(t, 0)), x)
+        assert_same(lambda t: tuple(op(t, 0)), make((), dtype))
+        assert_same(lambda t: tuple(op(t, 0)), make((0, 3), dtype))
+
+
+@pytest.mark.parametrize("fn", ["cummax", "cummin"])
+def test_cummax_cummin_nan_ties_out(fn):
+    op = getattr(torch, fn)
+    nan = float("nan")
+    assert_same(lambda t: tuple(op(t, 0)), torch.tensor([1.0, nan, 3.0, nan, 5.0]))
+    assert_same(lambda t: tuple(op(t, 0)), torch.tensor([1.0, 1.0, 0.0, 1.0, 2.0, 2.0, -1.0]))
+    assert_same(lambda t: tuple(op(t, 0)), torch.tensor([2, 2, 1, 3, 3]))
+    assert_same(lambda t: tuple(op(t, 0, out=(torch.empty(0, device=t.device),
+                                             torch.empty(0, dtype=torch.long, device=t.device)))), make((5,)))
+
+
+@pytest.mark.parametrize("fn", ["cummax", "cummin"])
+def test_cummax_cummin_grad(fn):
+    assert_grad(lambda t: getattr(torch, fn)(t, 1).values, distinct((3, 6)))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_logcumsumexp(dtype):
+    x = make((3, 8), dtype) * 3
+    for dim in [0, 1, -1]:
+        assert_same(lambda t: torch.logcumsumexp(t, dim), x)
+    inf, nan = float("inf"), float("nan")
+    special = torch.tensor([-inf, -inf, 0.0, inf, 1.0, -inf, nan, 2.0]).to(dtype)
+    assert_same(lambda t: torch.logcumsumexp(t, 0), special)
+    assert_same(lambda t: torch.logcumsumexp(t, 0), make((), dtype))
+    assert_same(lambda t: torch.logcumsumexp(t, 1), make((2, 0), dtype))
+    assert_same(lambda t: torch.logcumsumexp(t, 0), noncontig((4, 3), dtype))
+    assert_same(lambda t: torch.logcumsumexp(t, 0), make((3,), torch.int64))
+    assert_same(lambda t: torch.logcumsumexp(t, 0, out=torch.empty(0, dtype=t.dtype, device=t.device)), x)
+    assert_grad(lambda t: torch.logcumsumexp(t, 1), make((3, 5)))
+
+
+# ---- sorting and selection ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.int32, torch.bool], ids=str)
+def test_sort(dtype):
+    x = make((4, 6), dtype)  # with ties: the stable sort keeps their order
+    for dim, desc in [(0, False), (-1, True)]:
+        assert_same(lambda t: tuple(torch.sort(t, dim=dim, descending=desc, stable=True)), x)
+    assert_same(lambda t: tuple(torch.sort(t)), make((), dtype))
+    assert_same(lambda t: tuple(torch.sort(t, 0)), make((0, 3), dtype))
+    assert_same(lambda t: tuple(torch.sort(t, 1, descending=True)), noncontig((3, 5), dtype))
+    assert_same(lambda t: torch.argsort(t, dim=0, stable=True), x)
+    assert_same(torch.msort, x)
+
+
+def test_sort_nan_and_special_values():
+    inf, nan = float("inf"), float("nan")
+    x = torch.tensor([1.0, nan, -inf, 1.0, inf, -0.0, 0.0, nan, -2.0])
+    for desc in [False, True]:
+        assert_same(lambda t: tuple(torch.sort(t, descending=desc, stable=True)), x)
+        assert_same(lambda t: torch.argsort(t, descending=desc, stable=True), x)
+    assert_same(lambda t: tuple(torch.sort(t, 0, out=(torch.empty(0, device=t.device),
+                                                      torch.empty(0, dtype=torch.long, device=t.device)))), x)
+    assert_same(lambda t: torch.sort(t), make((3,), torch.complex64))
+    assert_same(lambda t: torch.sort(t, 2), make((3, 3)))
+    assert_grad(lambda t: torch.sort(t, 1, descending=True).values, distinct((3, 5)))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64], ids=str)
+def test_topk(dtype):
+    x = distinct((4, 7), dtype) if dtype != torch.bfloat16 else distinct((4, 7)).to(dtype)
+    for k, dim, largest in [(3, 1, True), (2, 0, False), (7, -1, True), (0, 1, True), (1, 0, False)]:
+        assert_same(lambda t: tuple(torch.topk(t, k, dim, largest=largest)), x)
+    assert_same(lambda t: tuple(torch.topk(t, 1)), make((), dtype))
+    assert_same(lambda t: tuple(torch.topk(t, 0)), make((3, 0), dtype))
+    assert_same(lambda t: tuple(torch.topk(t, 2, 0)), noncontig((5, 3), dtype) if dtype != torch.bfloat16
+                else distinct((3, 5)).to(dtype).t())
+
+
+def test_topk_nan_errors_grad():
+    nan = float("nan")
+    x = torch.tensor([1.0, nan, 3.0, 2.0, -1.0])
+    assert_same(lambda t: tuple(torch.topk(t, 2)), x)
+    assert_same(lambda t: tuple(torch.topk(t, 2, largest=False)), x)
+    assert_same(lambda t: torch.topk(t, 6), x)
+    assert_same(lambda t: torch.topk(t, 1), make((3,), torch.bool))
+    assert_same(lambda t: tuple(torch.topk(t, 2, out=(torch.empty(0, device=t.device),
+                                                      torch.empty(0, dtype=torch.long, device=t.device)))), x)
+    assert_grad(lambda t: torch.topk(t, 3, dim=1).values, distinct((3, 6)))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64], ids=str)
+def test_kthvalue(dtype):
+    x = distinct((4, 7), dtype)
+    for k, dim, keepdim in [(1, 1, False), (3, 0, True), (7, -1, False), (4, 0, False)]:
+        assert_same(lambda t: tuple(torch.kthvalue(t, k, dim, keepdim)), x)
+    assert_same(lambda t: tuple(torch.kthvalue(t, 1)), make((), dtype))
+    assert_same(lambda t: torch.kthvalue(t, 8), x)
+    assert_same(lambda t: torch.kthvalue(t, 0), x)
+    assert_same(lambda t: torch.kthvalue(t, 1), make((3,), torch.bool))
+    assert_same(lambda t: tuple(torch.kthvalue(t, 2, 0)), torch.tensor([1.0, float("nan"), -1.0]))
+
+
+def test_kthvalue_grad():
+    assert_grad(lambda t: torch.kthvalue(t, 2, 1).values, distinct((3, 5)))
+
+
+@pytest.mark.parametrize("fn", ["median", "nanmedian"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64], ids=str)
+def test_median(fn, dtype):
+    op = getattr(torch, fn)
+    for shape in [(4, 7), (4, 6)]:
+        x = distinct(shape, dtype)
+        for dim, keepdim in [(0, False), (-1, True)]:
+            assert_same(lambda t: tuple(op(t, dim, keepdim)), x)
+        assert_same(op, x)
+    assert_same(lambda t: tuple(op(t, 0)), make((), dtype))
+    assert_same(op, make((), dtype))
+    assert_same(lambda t: tuple(op(t, 1)), make((0, 3), dtype))
+    assert_same(lambda t: op(t, 0), make((0, 3), dtype))
+    assert_same(lambda t: tuple(op(t, 0)), noncontig((5, 3), dtype) if dtype == torch.float32
+                else distinct((3, 5), dtype).t())
+    assert_same(lambda t: op(t, 0), make((3,), torch.bool))
+
+
+@pytest.mark.parametrize("fn", ["median", "nanmedian"])
+def test_median_nan_grad(fn):
+    op = getattr(torch, fn)
+    nan = float("nan")
+    x = torch.tensor([[3.0, nan, 1.0, nan, 2.0], [nan, nan, nan, nan, nan], [5.0, 1.0, 4.0, 2.0, 3.0],
+                      [1.0, 2.0, nan, 0.0, 7.0]])
+    assert_same(lambda t: tuple(op(t, 1)), x)
+    assert_same(op, x)
+    assert_same(op, x[2])
+    assert_same(op, torch.empty(0))
+    assert_same(lambda t: tuple(op(t, 1, out=(torch.empty(0, device=t.device),
+                                              torch.empty(0, dtype=torch.long, device=t.device)))), x)
+    assert_grad(lambda t: op(t, 1).values, distinct((3, 5)))
+    assert_grad(lambda t: op(t), distinct((3, 5)))
+
+
+# ---- cross --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64], ids=str)
+def test_cross(dtype):
+    a, b = make((4, 3), dtype, 1), make((4, 3), dtype, 2)
+    assert_same(torch.linalg.cross, a, b)
+    assert_same(lambda x, y: torch.linalg.cross(x, y, dim=0), make((3, 2), dtype, 1), make((3, 2), dtype, 2))
+    assert_same(torch.linalg.cross, make((2, 1, 3), dtype, 1), make((1, 5, 3), dtype, 2))
+    assert_same(lambda x, y: torch.cross(x, y, dim=1), make((2, 3), dtype, 1), noncontig((2, 3), dtype, 2))
+    assert_same(lambda x, y: torch.linalg.cross(x, y, out=torch.empty(0, dtype=dtype, device=x.device)), a, b)
+
+
+def test_cross_errors_grad():
+    a = make((2, 3))
+    assert_same(torch.linalg.cross, a, make((2, 3), torch.float64))
+    assert_same(torch.linalg.cross, a, make((2, 4)))
+    assert_same(torch.linalg.cross, a, make((3,)))
+    assert_same(torch.linalg.cross, make((3,), torch.bool), make((3,), torch.bool))
+    b = make((2, 3), seed=3)
+    assert_grad(lambda t: torch.linalg.cross(t, b.to(t.device)), a)
