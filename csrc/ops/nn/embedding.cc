@@ -16,7 +16,8 @@ hlo::Value zeros(hlo::Builder& b, ElementType type, const std::vector<int64_t>& 
   return b.constant_splat(0, hlo::TensorType(type, dims));
 }
 
-// Adds `updates` [M, ...] into rows `indices` [M] of `into`.
+}  // namespace
+
 hlo::Value scatter_add_rows(hlo::Builder& b, const hlo::Value& into, const hlo::Value& indices,
                             const hlo::Value& updates) {
   hlo::ScatterDims dims;
@@ -30,7 +31,6 @@ hlo::Value scatter_add_rows(hlo::Builder& b, const hlo::Value& into, const hlo::
                    })[0];
 }
 
-// Rows `indices` (any shape) of `table` [N, ...]: indices.shape + table.shape[1:].
 hlo::Value gather_rows(hlo::Builder& b, const hlo::Value& table, const hlo::Value& indices) {
   hlo::GatherDims dims;
   const int64_t r = indices.rank();
@@ -42,8 +42,6 @@ hlo::Value gather_rows(hlo::Builder& b, const hlo::Value& table, const hlo::Valu
   slice[0] = 1;
   return b.gather(table, indices, dims, slice);
 }
-
-}  // namespace
 
 hlo::Value lower_embedding(hlo::Builder& b, const hlo::Value& weight, const hlo::Value& indices) {
   std::vector<int64_t> out = indices.dims();

@@ -6,8 +6,8 @@
 namespace torch_tpu::ops {
 
 // Rows of `weight` [N, D] picked by `indices` (any shape, an integer type):
-// indices.shape + [D]. Out-of-range indices are clamped (XLA's gather), not
-// checked: checking would need the values on the host.
+// indices.shape + [D]. Out-of-range indices are clamped (XLA's gather); the
+// glue reports them through a deferred check (aten/deferred_checks.h).
 hlo::Value lower_embedding(hlo::Builder& b, const hlo::Value& weight, const hlo::Value& indices);
 
 // The gradient of `weight` [num_weights, D]: each row of `grad` (shape
@@ -17,5 +17,12 @@ hlo::Value lower_embedding(hlo::Builder& b, const hlo::Value& weight, const hlo:
 // its index occurs. 16-bit floats accumulate in f32.
 hlo::Value lower_embedding_backward(hlo::Builder& b, const hlo::Value& grad, const hlo::Value& indices,
                                     int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq);
+
+// Rows `indices` (any shape) of `table` [N, ...]: indices.shape + table.shape[1:].
+hlo::Value gather_rows(hlo::Builder& b, const hlo::Value& table, const hlo::Value& indices);
+
+// Adds `updates` [M, ...] into rows `indices` [M] of `into`.
+hlo::Value scatter_add_rows(hlo::Builder& b, const hlo::Value& into, const hlo::Value& indices,
+                            const hlo::Value& updates);
 
 }  // namespace torch_tpu::ops
