@@ -1,0 +1,135 @@
+"""minGPT: a character-level GPT trained on a generated text.
+
+A decoder-only transformer (token and position embeddings, pre-norm blocks
+of causal self-attention and a GELU MLP, tied nothing, AdamW) as in Andrej
+Karpathy's minGPT, small enough to train on the CPU platform in seconds.
+
+    python examples/mingpt.py [--device tpu] [--steps 30] [--compare-cpu]
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+try:
+    from examples import common
+except ImportError:  # run as a script from examples/
+    import common
+
+
+@dataclass
+class GPTConfig:
+    vocab_size: int = 32
+    block_size: int = 32
+    n_layer: int = 2
+    n_head: int = 4
+    n_embd: int = 64
+    dropout: float = 0.0
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, cfg: GPTConfig):
+        super().__init__()
+        self.n_head = cfg.n_head
+        self.qkv = nn.Linear(cfg.n_embd, 3 * cfg.n_embd)
+        self.proj = nn.Linear(cfg.n_embd, cfg.n_embd)
+        self.dropout = cfg.dropout
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.qkv(x).split(c, dim=2)
+        q, k, v = (z.view(b, t, self.n_head, c // self.n_head).transpose(1, 2) for z in (q, k, v))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True,
+                                           dropout_p=self.dropout if self.training else 0.0)
+        return self.proj(y.transpose(1, 2).reshape(b, t, c))
+
+
+class Block(nn.Module):
+    def __init__(self, cfg: GPTConfig):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(cfg.n_embd)
+        self.attn = CausalSelfAttention(cfg)
+        self.ln2 = nn.LayerNorm(cfg.n_embd)
+        self.mlp = nn.Sequential(nn.Linear(cfg.n_embd, 4 * cfg.n_embd), nn.GELU(),
+                                 nn.Linear(4 * cfg.n_embd, cfg.n_embd), nn.Dropout(cfg.dropout))
+
+    def forward(self, x):
+        x = x + self.attn(self.ln1(x))
+        return x + self.mlp(self.ln2(x))
+
+
+class GPT(nn.Module):
+    def __init__(self, cfg: GPTConfig):
+        super().__init__()
+        self.cfg = cfg
+        self.tok = nn.Embedding(cfg.vocab_size, cfg.n_embd)
+        self.pos = nn.Embedding(cfg.block_size, cfg.n_embd)
+        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
+        self.ln_f = nn.LayerNorm(cfg.n_embd)
+        self.head = nn.Linear(cfg.n_embd, cfg.vocab_size, bias=False)
+        for name, p in self.named_parameters():
+            if name.endswith("proj.weight"):  # GPT-2's scaled init of residual projections
+                nn.init.normal_(p, std=0.02 / math.sqrt(2 * cfg.n_layer))
+
+    def forward(self, idx, targets=None):
+        t = idx.shape[1]
+        x = self.tok(idx) + self.pos(torch.arange(t, device=idx.device))
+        for block in self.blocks:
+            x = block(x)
+        logits = self.head(self.ln_f(x))
+        if targets is None:
+            return logits
+        return logits, F.cross_entropy(logits.flatten(0, 1), targets.flatten())
+
+
+def corpus(length: int = 4096, seed: int = 0) -> tuple[torch.Tensor, int]:
+    """A character stream with structure to learn: words from a small
+    vocabulary in a random order, encoded as integers."""
+    words = ["the", "tpu", "runs", "programs", "from", "xla", "and", "torch", "trains", "models", "fast"]
+    g = torch.Generator().manual_seed(seed)
+    order = torch.randint(len(words), (length // 4,), generator=g).tolist()
+    text = " ".join(words[i] for i in order)[:length]
+    chars = sorted(set(text))
+    return torch.tensor([chars.index(c) for c in text]), len(chars)
+
+
+def make_step(device: str, cfg: GPTConfig | None = None, batch: int = 16, seed: int = 0):
+    """One AdamW training step per call on `device`, from a fixed seed."""
+    data, vocab = corpus()
+    cfg = cfg or GPTConfig(vocab_size=vocab)
+    torch.manual_seed(seed)
+    model = GPT(cfg).to(device)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.1)
+    g = torch.Generator().manual_seed(seed + 1)
+
+    def step(i: int) -> torch.Tensor:
+        # Random windows of the text, gathered on the host and uploaded.
+        starts = torch.randint(len(data) - cfg.block_size - 1, (batch,), generator=g)
+        chunk = data[starts[:, None] + torch.arange(cfg.block_size + 1)].to(device)
+        _, loss = model(chunk[:, :-1], chunk[:, 1:])
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step, model
+
+
+def main() -> None:
+    args = common.parse_args(__doc__.splitlines()[0], steps=30)
+    step, _ = make_step(args.device)
+    result = common.train(step, args.device, args.steps)
+    cpu = None
+    if args.compare_cpu:
+        cpu_step, _ = make_step("cpu")
+        cpu = common.train(cpu_step, "cpu", args.steps)
+    common.report("minGPT", result, cpu)
+
+
+if __name__ == "__main__":
+    main()

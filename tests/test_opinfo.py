@@ -1,0 +1,83 @@
+"""OpInfo conformance (tests/opinfo_conformance.py) on a representative
+subset of PyTorch's op_db in float32: forward and gradients against CPU.
+
+TORCH_TPU_OPINFO=all runs every op in op_db instead (a report, not a gate:
+ops outside CI_OPS may fail). The JSON report goes to
+TORCH_TPU_OPINFO_REPORT (default: opinfo_report.json in the temp dir), and
+the summary line is printed at the end of the run.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import pytest
+import torch
+
+import opinfo_conformance as conformance
+
+# One or two ops of every family, as named in op_db (name or name.variant).
+CI_OPS = [
+    # elementwise
+    "add", "sub", "mul", "div.no_rounding_mode", "pow", "abs", "neg", "exp", "log", "sqrt", "rsqrt",
+    "sin", "tanh", "sigmoid", "erf", "clamp", "where", "lerp", "addcmul", "maximum", "eq", "lt",
+    "logical_and", "isnan", "nan_to_num", "round", "floor",
+    # reductions
+    "sum", "mean", "prod", "amax", "argmax", "max.reduction_with_dim", "var", "std", "logsumexp", "all",
+    "softmax", "log_softmax",
+    # linear algebra
+    "mm", "bmm", "addmm", "matmul", "nn.functional.linear", "baddbmm", "mv", "dot", "einsum",
+    # shapes and views
+    "cat", "stack", "reshape", "permute", "transpose", "expand", "narrow", "split", "chunk",
+    "squeeze", "unsqueeze", "flatten", "t",
+    # nn
+    "nn.functional.relu", "nn.functional.gelu", "nn.functional.silu", "nn.functional.leaky_relu",
+    "nn.functional.softplus", "nn.functional.hardtanh", "nn.functional.layer_norm",
+    "nn.functional.embedding", "nn.functional.cross_entropy", "nn.functional.nll_loss",
+    "nn.functional.mse_loss", "nn.functional.dropout",
+    # factories
+    "zeros_like", "ones_like", "full_like", "arange", "linspace", "eye",
+]
+
+# name -> why it is expected to fail; keep this short and explicit.
+EXPECTED_FAILURES: dict[str, str] = {}
+
+RUN_ALL = os.environ.get("TORCH_TPU_OPINFO") == "all"
+_results: list = []
+
+
+def _ops():
+    return conformance.select_ops(None if RUN_ALL else CI_OPS)
+
+
+def test_ci_ops_exist_in_op_db():
+    known = {conformance.full_name(op) for op in conformance.select_ops()} | {
+        op.name for op in conformance.select_ops()}
+    assert not [n for n in CI_OPS if n not in known]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _report(request):
+    yield
+    if not _results:
+        return
+    summary = conformance.summarize(_results)
+    path = os.environ.get("TORCH_TPU_OPINFO_REPORT", os.path.join(tempfile.gettempdir(), "opinfo_report.json"))
+    conformance.write_report(path, _results, summary)
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(f"\n{summary} (report: {path})")
+
+
+@pytest.mark.parametrize("op", _ops(), ids=conformance.full_name)
+def test_opinfo_float32(op):
+    result = conformance.run_op(op, torch.float32)
+    _results.append(result)
+    name = result.name
+    if name in EXPECTED_FAILURES or op.name in EXPECTED_FAILURES:
+        pytest.xfail(EXPECTED_FAILURES.get(name, EXPECTED_FAILURES.get(op.name)))
+    if RUN_ALL and result.status != "pass":
+        pytest.skip(f"{result.status}: {result.errors[:1]}")
+    assert result.status in ("pass", "no-samples"), f"{name}: {result.passed}/{result.samples} samples pass; " \
+        f"first failures: {result.errors}"
