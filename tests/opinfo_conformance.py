@@ -22,6 +22,7 @@ import torch
 import torch_tpu  # noqa: F401  (registers the device)
 from torch.utils import _pytree as pytree
 
+
 DEVICE = "tpu"
 
 # Ops whose results are random: only shapes and dtypes are compared.
@@ -34,6 +35,16 @@ RANDOM_OPS = {
     "new_empty_strided", "empty_permuted", "nn.functional.fractional_max_pool2d",
     "nn.functional.fractional_max_pool3d", "randperm", "item",
 }
+
+# Samples that are random although their op is not (dropout inside).
+RANDOM_SAMPLES = {
+    "nn.functional.scaled_dot_product_attention": lambda s: s.kwargs.get("dropout_p", 0.0) > 0,
+    "nn.functional.multi_head_attention_forward": lambda s: bool(s.kwargs.get("training", False)),
+}
+
+# Ops whose tensor arguments other than the input must stay on the CPU
+# (PyTorch requires it), as users call them.
+HOST_ARGUMENT_OPS = {"tensor_split"}
 
 # float32 tolerances: XLA's CPU compiler vectorizes transcendental functions
 # and reorders reductions, so results differ from ATen's in the last bits.
@@ -69,16 +80,26 @@ def full_name(op) -> str:
 
 def _to_device(value, device):
     if isinstance(value, torch.Tensor):
-        moved = value.detach().to(device)
-        return moved.requires_grad_(value.requires_grad)
+        requires_grad = value.requires_grad
+        if device != "cpu":
+            # The whole storage moved, then viewed the same way: as_strided
+            # samples address the storage beyond the view.
+            value = value.detach().resolve_conj().resolve_neg() if (value.is_conj() or value.is_neg()) else value
+            flat = torch.empty(0, dtype=value.dtype).set_(value.untyped_storage())
+            moved = flat.to(device).as_strided(value.size(), value.stride(), value.storage_offset())
+        else:
+            moved = value.detach()
+        return moved.requires_grad_(requires_grad)
     if isinstance(value, torch.device) or (isinstance(value, str) and value == "cpu"):
         return torch.device(device) if isinstance(value, torch.device) else device
     return value
 
 
-def _move_sample(sample, device):
+def _move_sample(sample, device, host_arguments=False):
     move = lambda v: pytree.tree_map(lambda x: _to_device(x, device), v)  # noqa: E731
-    return move(sample.input), move(tuple(sample.args)), move(dict(sample.kwargs))
+    rest = "cpu" if host_arguments else device
+    move_rest = lambda v: pytree.tree_map(lambda x: _to_device(x, rest), v)  # noqa: E731
+    return move(sample.input), move_rest(tuple(sample.args)), move_rest(dict(sample.kwargs))
 
 
 def _grad_inputs(inputs) -> list:
@@ -112,14 +133,14 @@ def _compare(actual, expected, tol, what, values=True):
 
 def _run_sample(op, sample, dtype) -> None:
     """Raises on a mismatch; NotImplementedError when the tpu refuses."""
-    check_values = op.name not in RANDOM_OPS
+    check_values = op.name not in RANDOM_OPS and not RANDOM_SAMPLES.get(op.name, lambda s: False)(sample)
     with torch.random.fork_rng(devices=[]):
         try:
             c_in, c_args, c_kwargs = _move_sample(sample, "cpu")
             expected = op(c_in, *c_args, **c_kwargs)
         except Exception:  # CPU refuses this sample too: nothing to compare
             raise _Skip()
-    t_in, t_args, t_kwargs = _move_sample(sample, DEVICE)
+    t_in, t_args, t_kwargs = _move_sample(sample, DEVICE, op.name in HOST_ARGUMENT_OPS)
     actual = op(t_in, *t_args, **t_kwargs)
     _compare(actual, expected, FORWARD_TOL, "forward", check_values)
     if not (op.supports_autograd and check_values and dtype.is_floating_point):
