@@ -61,6 +61,20 @@ def parse_args(description: str, steps: int) -> argparse.Namespace:
     return parser.parse_args()
 
 
+def run_example(name: str, doc: str, make_step, steps: int):
+    """The command line every example shares: train on --device (and on the
+    CPU with --compare-cpu), print the report; returns (args, model)."""
+    args = parse_args(doc.splitlines()[0], steps)
+    step, model = make_step(args.device)
+    result = train(step, args.device, args.steps)
+    cpu = None
+    if args.compare_cpu:
+        cpu_step, _ = make_step("cpu")
+        cpu = train(cpu_step, "cpu", args.steps)
+    report(name, result, cpu)
+    return args, model
+
+
 def report(name: str, result: TrainResult, cpu: TrainResult | None = None) -> None:
     print(f"{name} on {result.device}: {result.steps_per_second:.1f} steps/s after warm-up")
     for i in range(0, len(result.losses), max(len(result.losses) // 8, 1)):

@@ -84,14 +84,7 @@ def make_step(device: str, batch: int = 32, seed: int = 0):
 
 
 def main() -> None:
-    args = common.parse_args(__doc__.splitlines()[0], steps=20)
-    step, _ = make_step(args.device)
-    result = common.train(step, args.device, args.steps)
-    cpu = None
-    if args.compare_cpu:
-        cpu_step, _ = make_step("cpu")
-        cpu = common.train(cpu_step, "cpu", args.steps)
-    common.report("DLRM", result, cpu)
+    common.run_example("DLRM", __doc__, make_step, steps=20)
 
 
 if __name__ == "__main__":

@@ -187,14 +187,7 @@ def make_step(device: str, cfg: LlamaConfig | None = None, batch: int = 8, seq: 
 
 
 def main() -> None:
-    args = common.parse_args(__doc__.splitlines()[0], steps=20)
-    step, model = make_step(args.device)
-    result = common.train(step, args.device, args.steps)
-    cpu = None
-    if args.compare_cpu:
-        cpu_step, _ = make_step("cpu")
-        cpu = common.train(cpu_step, "cpu", args.steps)
-    common.report("Llama", result, cpu)
+    args, model = common.run_example("Llama", __doc__, make_step, steps=20)
     prompt = sequences(model.cfg, 2, 6, seed=1).to(args.device)
     print("greedy generation from", prompt.tolist())
     print("  ->", model.generate(prompt, 8).tolist())

@@ -121,14 +121,7 @@ def make_step(device: str, cfg: GPTConfig | None = None, batch: int = 16, seed: 
 
 
 def main() -> None:
-    args = common.parse_args(__doc__.splitlines()[0], steps=30)
-    step, _ = make_step(args.device)
-    result = common.train(step, args.device, args.steps)
-    cpu = None
-    if args.compare_cpu:
-        cpu_step, _ = make_step("cpu")
-        cpu = common.train(cpu_step, "cpu", args.steps)
-    common.report("minGPT", result, cpu)
+    common.run_example("minGPT", __doc__, make_step, steps=30)
 
 
 if __name__ == "__main__":

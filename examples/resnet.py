@@ -78,14 +78,7 @@ def make_step(device: str, batch: int = 16, seed: int = 0):
 
 
 def main() -> None:
-    args = common.parse_args(__doc__.splitlines()[0], steps=12)
-    step, _ = make_step(args.device)
-    result = common.train(step, args.device, args.steps)
-    cpu = None
-    if args.compare_cpu:
-        cpu_step, _ = make_step("cpu")
-        cpu = common.train(cpu_step, "cpu", args.steps)
-    common.report("ResNet", result, cpu)
+    common.run_example("ResNet", __doc__, make_step, steps=12)
 
 
 if __name__ == "__main__":
