@@ -117,12 +117,17 @@ std::vector<pjrt::c::Buffer*> arguments(const Prepared& p, const OpCall& call,
   return args;
 }
 
+// Strict eager: every buffer a program reads is its next parameter.
+hlo::Value bind_parameter(hlo::Builder& b, const DeviceBufferPtr& buffer) {
+  return b.parameter(buffer->type());
+}
+
 // Declares the parameters in argument order (operands with a buffer, then
 // scalars) and returns the operands' logical values.
 std::vector<hlo::Value> declare_inputs(hlo::Builder& b, const std::vector<Operand>& operands,
                                        const OpCall& call, std::vector<hlo::Value>* scalars) {
   std::vector<hlo::Value> tensors;
-  for (const Operand& o : operands) tensors.push_back(read_operand(b, o));
+  for (const Operand& o : operands) tensors.push_back(read_operand(b, o, bind_parameter));
   for (const ScalarInput& s : call.scalars) {
     scalars->push_back(b.parameter(hlo::TensorType::scalar(s.type)));
   }
@@ -276,7 +281,7 @@ std::vector<at::Tensor> run_op_into(const OpCall& call, const LoweringBody& body
       auto tensors = declare_inputs(b, inputs, call, &scalars);
       std::vector<hlo::Value> storages(n);
       std::vector<bool> has_storage(n);
-      for (size_t i = 0; i < n; ++i) has_storage[i] = declare_storage(b, targets[i], &storages[i]);
+      for (size_t i = 0; i < n; ++i) has_storage[i] = declare_storage(b, targets[i], &storages[i], bind_parameter);
       std::vector<hlo::Value> outs = body(b, tensors, scalars);
       TORCH_INTERNAL_ASSERT(outs.size() >= n, call.name, ": an in-place lowering returns a value per destination");
       for (size_t i = 0; i < n; ++i) {

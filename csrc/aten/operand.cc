@@ -126,11 +126,11 @@ void append_key(std::string& key, const Operand& o) {
   append_i64(key, o.offset);
 }
 
-hlo::Value read_operand(hlo::Builder& b, const Operand& o) {
+hlo::Value read_operand(hlo::Builder& b, const Operand& o, const BindBuffer& bind) {
   hlo::TensorType type(o.dtype, o.sizes);
-  if (o.direct) return b.parameter(o.buffer->type());
+  if (o.direct) return bind(b, o.buffer);
   if (!o.buffer) return b.constant_splat_int(0, type);  // never written: zeros
-  hlo::Value storage = b.parameter(o.buffer->type());
+  hlo::Value storage = bind(b, o.buffer);
   if (numel(o.sizes) == 0) return b.constant_splat_int(0, type);
   hlo::Value flat = flatten_storage(b, o, storage);
   if (is_contiguous(o)) {
@@ -144,9 +144,9 @@ hlo::Value read_operand(hlo::Builder& b, const Operand& o) {
   return b.gather(flat, view_indices(b, o), dims, {1});
 }
 
-bool declare_storage(hlo::Builder& b, const Operand& dst, hlo::Value* storage) {
+bool declare_storage(hlo::Builder& b, const Operand& dst, hlo::Value* storage, const BindBuffer& bind) {
   if (dst.whole_storage || !dst.buffer) return false;
-  *storage = b.parameter(dst.buffer->type());
+  *storage = bind(b, dst.buffer);
   return true;
 }
 

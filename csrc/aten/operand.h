@@ -9,6 +9,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -38,9 +39,14 @@ Operand make_operand(const at::Tensor& t, const char* op);
 // Appends what the program depends on: dtype, storage value type, geometry.
 void append_key(std::string& key, const Operand& operand);
 
-// Declares the operand's parameter (when it has a buffer) and returns the
-// tensor's logical value inside the program.
-hlo::Value read_operand(hlo::Builder& b, const Operand& operand);
+// How a program gets the value of a device buffer it reads: a new parameter
+// (strict eager: one program per op) or, in a deferred graph, the value the
+// graph already computes or holds for that buffer (fused eager).
+using BindBuffer = std::function<hlo::Value(hlo::Builder&, const runtime::DeviceBufferPtr&)>;
+
+// Binds the operand's buffer (when it has one) and returns the tensor's
+// logical value inside the program.
+hlo::Value read_operand(hlo::Builder& b, const Operand& operand, const BindBuffer& bind);
 
 // Inside a program: the storage value after writing `value` (the logical
 // value of the destination tensor, already of its dtype and shape) into
@@ -49,9 +55,9 @@ hlo::Value read_operand(hlo::Builder& b, const Operand& operand);
 hlo::Value write_operand(hlo::Builder& b, const Operand& dst, const hlo::Value* storage,
                          const hlo::Value& value);
 
-// Declares `dst`'s storage as a parameter when a partial write needs it;
-// returns false when no parameter was declared (whole write, or a storage
-// never written, which starts from zeros).
-bool declare_storage(hlo::Builder& b, const Operand& dst, hlo::Value* storage);
+// Binds `dst`'s storage when a partial write needs it; returns false when
+// nothing was bound (whole write, or a storage never written, which starts
+// from zeros).
+bool declare_storage(hlo::Builder& b, const Operand& dst, hlo::Value* storage, const BindBuffer& bind);
 
 }  // namespace torch_tpu::aten

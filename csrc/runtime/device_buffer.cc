@@ -33,6 +33,30 @@ DeviceBuffer::DeviceBuffer(pjrt::Buffer buffer, hlo::TensorType type, int device
   stats.num_allocs.fetch_add(1, std::memory_order_relaxed);
 }
 
+DeviceBuffer::DeviceBuffer(hlo::TensorType type, int device, std::shared_ptr<PendingSource> source)
+    : source_(std::move(source)), type_(std::move(type)), device_(device), counted_(false) {
+  bytes_ = type_.num_elements() * static_cast<int64_t>(element_size(type_.dtype));
+  ready_.store(false, std::memory_order_release);
+}
+
+void DeviceBuffer::fulfill(pjrt::Buffer buffer) {
+  buffer_ = std::move(buffer);
+  counted_ = true;
+  auto& stats = memory_stats(device_);
+  stats.add(bytes_);
+  stats.num_buffers.fetch_add(1, std::memory_order_relaxed);
+  stats.num_allocs.fetch_add(1, std::memory_order_relaxed);
+  ready_.store(true, std::memory_order_release);
+  source_.reset();
+}
+
+void DeviceBuffer::materialize() const {
+  // Keep the source alive across the call: fulfill() drops our reference.
+  std::shared_ptr<PendingSource> source = source_;
+  if (source) source->materialize();
+  if (pending()) throw std::runtime_error("a pending tpu value was not produced by its graph");
+}
+
 DeviceBuffer::~DeviceBuffer() {
   if (!counted_) return;
   auto& stats = memory_stats(device_);

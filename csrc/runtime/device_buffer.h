@@ -1,6 +1,12 @@
 // A device buffer as the runtime tracks it: the PJRT buffer plus its place
 // in the per-device memory statistics. Storages, pending work and the
 // caches share DeviceBuffers; the memory is freed when the last one goes.
+//
+// In fused eager mode a buffer can be pending: its value is an output of a
+// deferred graph that has not run yet. Asking a pending buffer for its PJRT
+// buffer runs that graph first (a materialization), so every reader outside
+// the recorder (copies to host, collectives, strict programs) sees a real
+// buffer without knowing about fusion.
 #pragma once
 
 #include <atomic>
@@ -38,23 +44,47 @@ struct DeviceMemoryStats {
 DeviceMemoryStats& memory_stats(int device);
 inline constexpr int kMaxDevices = 64;
 
+// The deferred graph a pending buffer comes from.
+class PendingSource {
+ public:
+  virtual ~PendingSource() = default;
+  // Runs the graph and fulfills every pending buffer that is still alive.
+  virtual void materialize() = 0;
+};
+
 class DeviceBuffer {
  public:
   // `counted`: whether the buffer shows in memory_stats (runtime-internal
   // caches such as scalar constants do not).
   DeviceBuffer(pjrt::Buffer buffer, hlo::TensorType type, int device, bool counted = true);
+  // A pending value of `type` that `source` will produce; counted in the
+  // memory statistics once fulfilled.
+  DeviceBuffer(hlo::TensorType type, int device, std::shared_ptr<PendingSource> source);
   ~DeviceBuffer();
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 
-  const pjrt::Buffer& buffer() const { return buffer_; }
-  pjrt::c::Buffer* get() const { return buffer_.get(); }
+  // Both materialize a pending buffer first.
+  const pjrt::Buffer& buffer() const {
+    if (pending()) materialize();
+    return buffer_;
+  }
+  pjrt::c::Buffer* get() const { return buffer().get(); }
+  bool pending() const { return !ready_.load(std::memory_order_acquire); }
+  // The graph a pending buffer waits for (null once fulfilled).
+  const std::shared_ptr<PendingSource>& source() const { return source_; }
+  // Called by the source when the graph ran: the buffer takes its value.
+  void fulfill(pjrt::Buffer buffer);
   const hlo::TensorType& type() const { return type_; }
   int device() const { return device_; }
   int64_t bytes() const { return bytes_; }
 
  private:
+  void materialize() const;
+
   pjrt::Buffer buffer_;
+  std::shared_ptr<PendingSource> source_;
+  std::atomic<bool> ready_{true};
   hlo::TensorType type_;
   int device_;
   int64_t bytes_;
