@@ -51,3 +51,11 @@ from torch_tpu.fallback import (  # noqa: E402,F401
     reset_cpu_fallback_counts,
     set_cpu_fallback,
 )
+from torch_tpu.eager import (  # noqa: E402,F401
+    eager_mode,
+    fused_stats,
+    get_eager_mode,
+    materialize,
+    reset_fused_stats,
+    set_eager_mode,
+)

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "aten/eager_mode.h"
 #include "aten/op_runner.h"
 
 namespace torch_tpu::aten {
@@ -52,6 +53,8 @@ void defer_check(const at::Tensor& violated, CheckError error, std::string messa
     pending().push_back({std::move(flag), error, std::move(message)});
     full = pending().size() >= kMaxPending;
   }
+  // Debug eager raises at the op that failed the check.
+  if (eager_mode() == EagerMode::kDebug) full = true;
   if (full) raise_failed_checks();
 }
 

@@ -21,6 +21,7 @@
 #include <mutex>
 #include <string>
 
+#include "aten/fused_graph.h"
 #include "runtime/current_device.h"
 #include "runtime/device_buffer.h"
 #include "runtime/device_queue.h"
@@ -252,7 +253,7 @@ class TpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
     if (!runtime::Runtime::is_initialized()) return;
     c10::DeviceIndex index = resolve_device_index(device_index);
     check_device_index(index);
-    runtime::synchronize(index);
+    synchronize_device(index);
   }
 
   void record(void** event, const c10::Stream& stream, const c10::DeviceIndex device_index,
@@ -271,7 +272,7 @@ class TpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
     e->device = index;
     e->timing = flag == c10::EventFlag::BACKEND_DEFAULT;
     if (e->timing) {
-      runtime::synchronize(index);
+      synchronize_device(index);
       e->when = std::chrono::steady_clock::now();
     }
     e->recorded = true;
@@ -290,7 +291,7 @@ class TpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   void synchronizeEvent(void* event) const override {
     auto* e = as_event(event);
     if (e == nullptr || !e->recorded) return;
-    runtime::synchronize(e->device);
+    synchronize_device(e->device);
   }
 
   void destroyEvent(void* event, const c10::DeviceIndex) const noexcept override {

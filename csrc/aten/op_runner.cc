@@ -11,6 +11,8 @@
 #include "aten/allocator.h"
 #include "aten/device_scope.h"
 #include "aten/dtypes.h"
+#include "aten/eager_mode.h"
+#include "aten/fused_graph.h"
 #include "pjrt/error.h"
 #include "pjrt/executable.h"
 #include "runtime/device_queue.h"
@@ -104,41 +106,110 @@ Prepared prepare(const OpCall& call) {
   return p;
 }
 
-std::vector<pjrt::c::Buffer*> arguments(const Prepared& p, const OpCall& call,
-                                        std::vector<DeviceBufferPtr>& keep_alive) {
-  std::vector<pjrt::c::Buffer*> args;
-  for (const Operand& o : p.operands) {
-    if (o.buffer) args.push_back(o.buffer->get());
-  }
-  for (const ScalarInput& s : call.scalars) {
-    keep_alive.push_back(scalar_cache().get(p.device.index(), s.type, s.value));
-    args.push_back(keep_alive.back()->get());
-  }
-  return args;
-}
-
 // Strict eager: every buffer a program reads is its next parameter.
 hlo::Value bind_parameter(hlo::Builder& b, const DeviceBufferPtr& buffer) {
   return b.parameter(buffer->type());
 }
 
-// Declares the parameters in argument order (operands with a buffer, then
-// scalars) and returns the operands' logical values.
-std::vector<hlo::Value> declare_inputs(hlo::Builder& b, const std::vector<Operand>& operands,
-                                       const OpCall& call, std::vector<hlo::Value>* scalars) {
-  std::vector<hlo::Value> tensors;
-  for (const Operand& o : operands) tensors.push_back(read_operand(b, o, bind_parameter));
-  for (const ScalarInput& s : call.scalars) {
-    scalars->push_back(b.parameter(hlo::TensorType::scalar(s.type)));
+using BindScalar = std::function<hlo::Value(hlo::Builder&, const ScalarInput&)>;
+
+std::string hlo_error(const OpCall& call, const std::exception& e) {
+  return std::string(call.name) + ": cannot lower this call for tpu: " + e.what();
+}
+
+// The op's part of a program, the same in every mode: binds the inputs
+// (operands, then scalars, then the storages that partial writes update),
+// runs the lowering and writes the last `n_targets` operands' values.
+// Returns the program results: the destinations' new storage values first,
+// then any further values of the lowering.
+std::vector<hlo::Value> emit_op(hlo::Builder& b, const OpCall& call, const Prepared& p, size_t n_targets,
+                                const LoweringBody& body, const BindBuffer& bind,
+                                const BindScalar& bind_scalar) {
+  try {
+    const size_t n_inputs = p.operands.size() - n_targets;
+    std::vector<hlo::Value> tensors;
+    tensors.reserve(n_inputs);
+    for (size_t i = 0; i < n_inputs; ++i) tensors.push_back(read_operand(b, p.operands[i], bind));
+    std::vector<hlo::Value> scalars;
+    scalars.reserve(call.scalars.size());
+    for (const ScalarInput& s : call.scalars) scalars.push_back(bind_scalar(b, s));
+    const Operand* targets = p.operands.data() + n_inputs;
+    std::vector<hlo::Value> storages(n_targets);
+    std::vector<bool> has_storage(n_targets);
+    for (size_t i = 0; i < n_targets; ++i) has_storage[i] = declare_storage(b, targets[i], &storages[i], bind);
+    std::vector<hlo::Value> outs = body(b, tensors, scalars);
+    TORCH_INTERNAL_ASSERT(outs.size() >= n_targets, call.name,
+                          ": an in-place lowering returns a value per destination");
+    for (size_t i = 0; i < n_targets; ++i) {
+      hlo::Value value = outs[i];
+      if (value.dtype() != targets[i].dtype) value = b.convert(value, targets[i].dtype);
+      if (value.dims() != targets[i].sizes) {
+        TORCH_CHECK(false, call.name, ": result shape ", hlo::dims_to_string(value.dims()),
+                    " does not match the destination's ", hlo::dims_to_string(targets[i].sizes));
+      }
+      outs[i] = write_operand(b, targets[i], has_storage[i] ? &storages[i] : nullptr, value);
+    }
+    return outs;
+  } catch (const hlo::HloError& e) {
+    TORCH_CHECK(false, hlo_error(call, e));
   }
-  return tensors;
+}
+
+// Runs the op's program now (strict and debug eager) and returns its
+// results.
+std::vector<DeviceBufferPtr> run_now(const OpCall& call, const Prepared& p, size_t n_targets,
+                                     const LoweringBody& body) {
+  auto build = [&] {
+    hlo::Builder b(call.name);
+    auto scalar_parameter = [](hlo::Builder& b, const ScalarInput& s) {
+      return b.parameter(hlo::TensorType::scalar(s.type));
+    };
+    return b.build(emit_op(b, call, p, n_targets, body, bind_parameter, scalar_parameter));
+  };
+  // Arguments in the order emit_op binds them.
+  const size_t n_inputs = p.operands.size() - n_targets;
+  std::vector<pjrt::c::Buffer*> args;
+  std::vector<DeviceBufferPtr> scalars;
+  for (size_t i = 0; i < n_inputs; ++i) {
+    if (p.operands[i].buffer) args.push_back(p.operands[i].buffer->get());
+  }
+  for (const ScalarInput& s : call.scalars) {
+    scalars.push_back(scalar_cache().get(p.device.index(), s.type, s.value));
+    args.push_back(scalars.back()->get());
+  }
+  for (size_t i = n_inputs; i < p.operands.size(); ++i) {
+    const Operand& target = p.operands[i];
+    if (!target.whole_storage && target.buffer) args.push_back(target.buffer->get());
+  }
+  return run_program(p.key, call.name, build, args, p.device.index());
+}
+
+// Records the op into the device's deferred graph (fused eager) and returns
+// its results as pending buffers.
+std::vector<DeviceBufferPtr> defer(const OpCall& call, const Prepared& p, size_t n_targets,
+                                   const LoweringBody& body) {
+  const int device = p.device.index();
+  auto emit = [&](hlo::Builder& b, const BindBuffer& bind_tensor, const BindBuffer& bind_scalar_buffer) {
+    auto bind_scalar = [&](hlo::Builder& b, const ScalarInput& s) {
+      return bind_scalar_buffer(b, scalar_cache().get(device, s.type, s.value));
+    };
+    return emit_op(b, call, p, n_targets, body, bind_tensor, bind_scalar);
+  };
+  return record_op(device, call.name, p.key, emit);
+}
+
+std::vector<DeviceBufferPtr> run_or_defer(const OpCall& call, const Prepared& p, size_t n_targets,
+                                          const LoweringBody& body) {
+  if (eager_mode() == EagerMode::kFused) return defer(call, p, n_targets, body);
+  return run_now(call, p, n_targets, body);
 }
 
 }  // namespace
 
-std::vector<DeviceBufferPtr> run_program(const std::string& key, const char* op,
+std::vector<pjrt::Buffer> launch_program(const std::string& key, const char* op,
                                          const std::function<std::string()>& build,
-                                         const std::vector<pjrt::c::Buffer*>& args, int device) {
+                                         const std::vector<pjrt::c::Buffer*>& args, int device,
+                                         std::vector<hlo::TensorType>* types) {
   // A forked child shares no live PJRT threads with its parent: launching
   // would hang instead of failing.
   TORCH_CHECK(!in_bad_fork(), op, ": cannot use the tpu device in a forked subprocess; use the 'spawn' "
@@ -160,23 +231,33 @@ std::vector<DeviceBufferPtr> run_program(const std::string& key, const char* op,
     TORCH_CHECK(false, op, ": launching the tpu program failed: ", e.what());
   }
   runtime::track_completion(device, std::move(result.done));
+  if (eager_mode() == EagerMode::kDebug) {
+    // Debug eager: the host waits for every program, so a failure names
+    // the op that caused it.
+    try {
+      runtime::synchronize(device);
+    } catch (const std::exception& e) {
+      TORCH_CHECK(false, op, ": the tpu program failed: ", e.what());
+    }
+  }
+  if (types) {
+    for (const auto& spec : executable->outputs()) types->emplace_back(spec.type, spec.dims);
+  }
+  return std::move(result.outputs);
+}
+
+std::vector<DeviceBufferPtr> run_program(const std::string& key, const char* op,
+                                         const std::function<std::string()>& build,
+                                         const std::vector<pjrt::c::Buffer*>& args, int device) {
+  std::vector<hlo::TensorType> types;
+  std::vector<pjrt::Buffer> results = launch_program(key, op, build, args, device, &types);
   std::vector<DeviceBufferPtr> outputs;
-  outputs.reserve(result.outputs.size());
-  const auto& specs = executable->outputs();
-  for (size_t i = 0; i < result.outputs.size(); ++i) {
-    outputs.push_back(std::make_shared<DeviceBuffer>(
-        std::move(result.outputs[i]), hlo::TensorType(specs[i].type, specs[i].dims), device));
+  outputs.reserve(results.size());
+  for (size_t i = 0; i < results.size(); ++i) {
+    outputs.push_back(std::make_shared<DeviceBuffer>(std::move(results[i]), std::move(types[i]), device));
   }
   return outputs;
 }
-
-namespace {
-
-std::string hlo_error(const OpCall& call, const std::exception& e) {
-  return std::string(call.name) + ": cannot lower this call for tpu: " + e.what();
-}
-
-}  // namespace
 
 c10::Device common_device(const std::vector<at::Tensor>& tensors, const char* op) {
   std::optional<c10::Device> device;
@@ -218,20 +299,8 @@ at::Tensor tensor_from_value(DeviceBufferPtr value, c10::Device device) {
 
 std::vector<at::Tensor> run_op(const OpCall& call, const LoweringBody& body) {
   Prepared p = prepare(call);
-  auto build = [&] {
-    try {
-      hlo::Builder b(call.name);
-      std::vector<hlo::Value> scalars;
-      auto tensors = declare_inputs(b, p.operands, call, &scalars);
-      return b.build(body(b, tensors, scalars));
-    } catch (const hlo::HloError& e) {
-      TORCH_CHECK(false, hlo_error(call, e));
-    }
-  };
-  std::vector<DeviceBufferPtr> keep_alive;
-  auto args = arguments(p, call, keep_alive);
   std::vector<at::Tensor> out;
-  for (auto& value : run_program(p.key, call.name, build, args, p.device.index())) {
+  for (auto& value : run_or_defer(call, p, 0, body)) {
     out.push_back(tensor_from_value(std::move(value), p.device));
   }
   return out;
@@ -272,42 +341,7 @@ std::vector<at::Tensor> run_op_into(const OpCall& call, const LoweringBody& body
   Prepared p = prepare(with_dsts);
   p.key.push_back('W');
   p.key.append(std::to_string(n));
-  const std::vector<Operand> targets(p.operands.end() - n, p.operands.end());
-  auto build = [&] {
-    try {
-      hlo::Builder b(call.name);
-      std::vector<hlo::Value> scalars;
-      std::vector<Operand> inputs(p.operands.begin(), p.operands.end() - n);
-      auto tensors = declare_inputs(b, inputs, call, &scalars);
-      std::vector<hlo::Value> storages(n);
-      std::vector<bool> has_storage(n);
-      for (size_t i = 0; i < n; ++i) has_storage[i] = declare_storage(b, targets[i], &storages[i], bind_parameter);
-      std::vector<hlo::Value> outs = body(b, tensors, scalars);
-      TORCH_INTERNAL_ASSERT(outs.size() >= n, call.name, ": an in-place lowering returns a value per destination");
-      for (size_t i = 0; i < n; ++i) {
-        hlo::Value value = outs[i];
-        if (value.dtype() != targets[i].dtype) value = b.convert(value, targets[i].dtype);
-        if (value.dims() != targets[i].sizes) {
-          TORCH_CHECK(false, call.name, ": result shape ", hlo::dims_to_string(value.dims()),
-                      " does not match the destination's ", hlo::dims_to_string(targets[i].sizes));
-        }
-        outs[i] = write_operand(b, targets[i], has_storage[i] ? &storages[i] : nullptr, value);
-      }
-      return b.build(outs);
-    } catch (const hlo::HloError& e) {
-      TORCH_CHECK(false, hlo_error(call, e));
-    }
-  };
-  // Arguments: the inputs, then the scalars, then the destination storages
-  // that partial writes read — the order build() declares them.
-  Prepared inputs_only = p;
-  inputs_only.operands.resize(p.operands.size() - n);
-  std::vector<DeviceBufferPtr> keep_alive;
-  auto args = arguments(inputs_only, call, keep_alive);
-  for (const Operand& target : targets) {
-    if (!target.whole_storage && target.buffer) args.push_back(target.buffer->get());
-  }
-  auto outputs = run_program(p.key, call.name, build, args, p.device.index());
+  auto outputs = run_or_defer(with_dsts, p, n, body);
   std::vector<at::Tensor> extras;
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (i < n) {

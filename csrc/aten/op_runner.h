@@ -66,6 +66,13 @@ std::vector<runtime::DeviceBufferPtr> run_program(const std::string& key, const 
                                                   const std::vector<pjrt::c::Buffer*>& args,
                                                   int device);
 
+// run_program's launch alone: the program's PJRT results in order, and
+// (when `types` is given) their types.
+std::vector<pjrt::Buffer> launch_program(const std::string& key, const char* op,
+                                         const std::function<std::string()>& build,
+                                         const std::vector<pjrt::c::Buffer*>& args, int device,
+                                         std::vector<hlo::TensorType>* types = nullptr);
+
 // The tensor's value as a dense buffer of its own shape and dtype (a
 // program materializes a view; a plain tensor costs nothing).
 runtime::DeviceBufferPtr dense_value(const at::Tensor& t, const char* op);

@@ -1,12 +1,34 @@
-// torch_tpu._C.aten: switches of the ATen layer (CPU fallback).
+// torch_tpu._C.aten: switches of the ATen layer (CPU fallback, eager mode).
 #include <pybind11/stl.h>
 
+#include "aten/eager_mode.h"
 #include "aten/fallback.h"
+#include "aten/fused_graph.h"
 #include "python/bindings.h"
 
 namespace py = pybind11;
 
 namespace torch_tpu::python {
+
+namespace {
+
+py::dict fused_stats_dict() {
+  const aten::FusedStats s = aten::fused_stats();
+  py::dict reasons;
+  for (int r = 0; r < static_cast<int>(aten::MaterializeReason::kCount); ++r) {
+    reasons[aten::materialize_reason_name(static_cast<aten::MaterializeReason>(r))] = s.materializations[r];
+  }
+  py::dict d;
+  d["materializations"] = reasons;
+  d["ops_recorded"] = s.ops_recorded;
+  d["graphs_run"] = s.graphs_run;
+  d["graph_ops_run"] = s.graph_ops_run;
+  d["results_computed"] = s.results_computed;
+  d["results_dropped"] = s.results_dropped;
+  return d;
+}
+
+}  // namespace
 
 void bind_aten(py::module_& m) {
   auto a = m.def_submodule("aten", "The ATen layer's switches");
@@ -14,6 +36,18 @@ void bind_aten(py::module_& m) {
   a.def("cpu_fallback_enabled", &aten::cpu_fallback_enabled);
   a.def("cpu_fallback_counts", &aten::cpu_fallback_counts);
   a.def("reset_cpu_fallback_counts", &aten::reset_cpu_fallback_counts);
+  a.def("eager_mode", [] { return std::string(aten::eager_mode_name(aten::eager_mode())); });
+  a.def("set_eager_mode", [](const std::string& name) {
+    aten::EagerMode mode = aten::parse_eager_mode(name);
+    py::gil_scoped_release release;
+    aten::set_eager_mode(mode);
+  }, py::arg("mode"));
+  a.def("materialize", [] {
+    py::gil_scoped_release release;
+    aten::materialize_all(aten::MaterializeReason::kExplicit);
+  }, "Runs every pending fused graph now (no wait for its completion)");
+  a.def("fused_stats", &fused_stats_dict);
+  a.def("reset_fused_stats", &aten::reset_fused_stats);
 }
 
 }  // namespace torch_tpu::python

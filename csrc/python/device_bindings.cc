@@ -9,6 +9,7 @@
 
 #include "aten/deferred_checks.h"
 #include "aten/device_guard.h"
+#include "aten/fused_graph.h"
 #include "aten/generator.h"
 #include "python/bindings.h"
 #include "runtime/current_device.h"
@@ -99,7 +100,7 @@ void bind_device(py::module_& m) {
     c10::DeviceIndex index = checked(device);
     {
       py::gil_scoped_release release;
-      runtime::synchronize(index);
+      aten::synchronize_device(index);
     }
     aten::raise_failed_checks();
   }, py::arg("device"));

@@ -40,6 +40,17 @@ inline constexpr EnvVar kCpuFallback{
     "inputs and outputs) with a warning once per op, instead of raising "
     "NotImplementedError."};
 
+inline constexpr EnvVar kEagerMode{
+    "TORCH_TPU_EAGER_MODE", "strict",
+    "The eager execution mode at start-up: 'strict' (each op one program, "
+    "launched asynchronously), 'fused' (ops deferred into one program per "
+    "sync point) or 'debug' (blocking after each op). "
+    "torch_tpu.set_eager_mode() switches it at run time."};
+inline constexpr EnvVar kFusedMaxOps{
+    "TORCH_TPU_FUSED_MAX_OPS", "2000",
+    "In fused eager mode, the number of ops a deferred graph may hold before "
+    "it is materialized."};
+
 // All declared variables, in the order above.
 const std::vector<const EnvVar*>& all();
 

@@ -1,0 +1,27 @@
+// The eager execution mode. All three run the same lowerings through the
+// same compile cache; only the moment a program runs differs:
+//   strict  each op is one program, compiled once, launched asynchronously
+//   fused   ops are recorded into a deferred graph per device and run as one
+//           program at a sync point (fused_graph.h)
+//   debug   like strict, but the host waits for each op to finish, so an
+//           error surfaces at the op that caused it
+#pragma once
+
+#include <string>
+
+namespace torch_tpu::aten {
+
+enum class EagerMode { kStrict, kFused, kDebug };
+
+// The current mode; the first call reads TORCH_TPU_EAGER_MODE.
+EagerMode eager_mode();
+
+// Switches the mode. Leaving fused mode materializes every pending graph
+// first, so no value computed under one mode waits on another.
+void set_eager_mode(EagerMode mode);
+
+const char* eager_mode_name(EagerMode mode);
+// Throws c10::Error (ValueError in Python) for an unknown name.
+EagerMode parse_eager_mode(const std::string& name);
+
+}  // namespace torch_tpu::aten

@@ -1,0 +1,256 @@
+#include "aten/fused_graph.h"
+
+#include <c10/util/Exception.h>
+
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "aten/op_runner.h"
+#include "runtime/config.h"
+#include "runtime/device_queue.h"
+
+namespace torch_tpu::aten {
+
+namespace {
+
+using runtime::DeviceBuffer;
+using runtime::DeviceBufferPtr;
+
+// One lock for recording and running: backward runs on autograd's device
+// thread while the main thread waits, and a materialization can start
+// another (a pending value of another device), hence recursive.
+std::recursive_mutex& fused_mutex() {
+  static auto* mutex = new std::recursive_mutex();
+  return *mutex;
+}
+
+FusedStats& stats() {
+  static FusedStats s;
+  return s;
+}
+
+int64_t max_ops() {
+  static const int64_t n = [] {
+    int64_t v = config::get_int(config::kFusedMaxOps).value_or(2000);
+    TORCH_CHECK_VALUE(v > 0, config::kFusedMaxOps.name, " must be positive, got ", v);
+    return v;
+  }();
+  return n;
+}
+
+void append_id(std::string& key, char tag, size_t id) {
+  const uint32_t v = static_cast<uint32_t>(id);
+  key.push_back(tag);
+  key.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+class DeferredGraph;
+
+// The open graph of each device (null: none).
+std::shared_ptr<DeferredGraph>& open_graph(int device) {
+  static auto* graphs = new std::shared_ptr<DeferredGraph>[runtime::kMaxDevices];
+  TORCH_CHECK(device >= 0 && device < runtime::kMaxDevices, "tpu device index ", device, " is out of range");
+  return graphs[device];
+}
+
+class DeferredGraph : public runtime::PendingSource, public std::enable_shared_from_this<DeferredGraph> {
+ public:
+  explicit DeferredGraph(int device) : device_(device), builder_("fused") {
+    key_.append("fused", 6);
+  }
+
+  int64_t size() const { return static_cast<int64_t>(op_names_.size()); }
+
+  std::vector<DeviceBufferPtr> record(const char* op, const std::string& op_key, const EmitOp& emit) {
+    append_id(key_, 'k', op_key.size());
+    key_.append(op_key);
+    op_names_.push_back(op);
+    BindBuffer bind_tensor = [this](hlo::Builder&, const DeviceBufferPtr& buffer) { return bind(buffer); };
+    BindBuffer bind_scalar = [this](hlo::Builder&, const DeviceBufferPtr& buffer) {
+      key_.push_back('s');
+      return add_parameter(buffer);
+    };
+    std::vector<hlo::Value> values;
+    try {
+      values = emit(builder_, bind_tensor, bind_scalar);
+    } catch (...) {
+      // What the failed op emitted stays in the module unused (XLA drops
+      // it); the key records the failure so it still names the text.
+      key_.push_back('!');
+      throw;
+    }
+    auto self = shared_from_this();
+    std::vector<DeviceBufferPtr> out;
+    out.reserve(values.size());
+    for (hlo::Value& value : values) {
+      auto buffer = std::make_shared<DeviceBuffer>(value.type(), device_, self);
+      result_ids_[buffer.get()] = static_cast<uint32_t>(results_.size());
+      results_.push_back({buffer, std::move(value)});
+      out.push_back(std::move(buffer));
+    }
+    return out;
+  }
+
+  void materialize() override { run(MaterializeReason::kRead); }
+
+  void run(MaterializeReason reason) {
+    std::lock_guard<std::recursive_mutex> lock(fused_mutex());
+    if (ran_) {
+      TORCH_CHECK(error_.empty(), error_);
+      return;
+    }
+    ran_ = true;
+    auto self = shared_from_this();  // the open slot may hold the last reference
+    if (open_graph(device_).get() == this) open_graph(device_).reset();
+
+    // Only results someone still holds become program outputs.
+    std::vector<DeviceBufferPtr> live;
+    std::vector<hlo::Value> values;
+    std::string key = std::move(key_);
+    key.push_back('|');
+    for (size_t i = 0; i < results_.size(); ++i) {
+      DeviceBufferPtr buffer = results_[i].buffer.lock();
+      if (!buffer || !buffer->pending() || buffer->source().get() != this) continue;
+      live.push_back(std::move(buffer));
+      values.push_back(results_[i].value);
+      append_id(key, 'l', i);
+    }
+    auto& s = stats();
+    s.materializations[static_cast<int>(reason)]++;
+    s.graphs_run++;
+    s.graph_ops_run += size();
+    s.results_computed += static_cast<int64_t>(live.size());
+    s.results_dropped += static_cast<int64_t>(results_.size() - live.size());
+    if (live.empty()) return;
+
+    std::vector<pjrt::c::Buffer*> args;
+    args.reserve(parameters_.size());
+    for (const DeviceBufferPtr& p : parameters_) args.push_back(p->get());
+    const std::string name = describe();
+    std::vector<pjrt::Buffer> outputs;
+    try {
+      outputs = launch_program(key, name.c_str(), [&] { return builder_.build(values); }, args, device_);
+    } catch (const std::exception& e) {
+      error_ = e.what();
+      throw;
+    }
+    TORCH_INTERNAL_ASSERT(outputs.size() == live.size(), name, ": wrong number of results");
+    for (size_t i = 0; i < live.size(); ++i) live[i]->fulfill(std::move(outputs[i]));
+  }
+
+ private:
+  struct Result {
+    std::weak_ptr<DeviceBuffer> buffer;
+    hlo::Value value;
+  };
+
+  // A buffer's value inside the graph: an earlier op's result, or a
+  // parameter (one per distinct buffer).
+  hlo::Value bind(const DeviceBufferPtr& buffer) {
+    if (buffer->pending()) {
+      if (buffer->source().get() == this) {
+        const uint32_t id = result_ids_.at(buffer.get());
+        append_id(key_, 'r', id);
+        return results_[id].value;
+      }
+      buffer->get();  // another graph's value: run that graph first
+    }
+    auto it = parameter_ids_.find(buffer.get());
+    if (it != parameter_ids_.end()) {
+      append_id(key_, 'p', it->second);
+      return parameter_values_[it->second];
+    }
+    append_id(key_, 'p', parameters_.size());
+    parameter_ids_.emplace(buffer.get(), static_cast<uint32_t>(parameters_.size()));
+    return add_parameter(buffer);
+  }
+
+  hlo::Value add_parameter(const DeviceBufferPtr& buffer) {
+    TORCH_INTERNAL_ASSERT(!buffer->pending());
+    parameters_.push_back(buffer);
+    parameter_values_.push_back(builder_.parameter(buffer->type()));
+    return parameter_values_.back();
+  }
+
+  // "tpu fused graph of 12 ops (aten::mm, aten::add, ...)" for messages.
+  std::string describe() const {
+    std::string text = "tpu fused graph of " + std::to_string(size()) + " ops (";
+    for (size_t i = 0; i < op_names_.size() && i < 6; ++i) {
+      if (i) text += ", ";
+      text += op_names_[i];
+    }
+    if (op_names_.size() > 6) text += ", ...";
+    return text + ")";
+  }
+
+  const int device_;
+  hlo::Builder builder_;
+  std::string key_;
+  std::vector<DeviceBufferPtr> parameters_;  // argument order
+  std::vector<hlo::Value> parameter_values_;
+  std::unordered_map<const DeviceBuffer*, uint32_t> parameter_ids_;
+  std::vector<Result> results_;
+  // Pending buffers of this graph -> their index in results_. An entry may
+  // outlive its buffer; bind() checks that a buffer is still pending on
+  // this graph before trusting it, and a new result at a reused address
+  // overwrites the entry.
+  std::unordered_map<const DeviceBuffer*, uint32_t> result_ids_;
+  std::vector<const char*> op_names_;
+  bool ran_ = false;
+  std::string error_;
+};
+
+}  // namespace
+
+const char* materialize_reason_name(MaterializeReason reason) {
+  switch (reason) {
+    case MaterializeReason::kRead: return "read";
+    case MaterializeReason::kSynchronize: return "synchronize";
+    case MaterializeReason::kSizeLimit: return "size_limit";
+    case MaterializeReason::kModeSwitch: return "mode_switch";
+    case MaterializeReason::kExplicit: return "explicit";
+    case MaterializeReason::kCount: break;
+  }
+  return "?";
+}
+
+std::vector<DeviceBufferPtr> record_op(int device, const char* op, const std::string& op_key,
+                                       const EmitOp& emit) {
+  std::lock_guard<std::recursive_mutex> lock(fused_mutex());
+  std::shared_ptr<DeferredGraph>& slot = open_graph(device);
+  if (slot && slot->size() >= max_ops()) {
+    std::shared_ptr<DeferredGraph> full = slot;
+    full->run(MaterializeReason::kSizeLimit);
+  }
+  if (!slot) slot = std::make_shared<DeferredGraph>(device);
+  std::shared_ptr<DeferredGraph> graph = slot;
+  stats().ops_recorded++;
+  return graph->record(op, op_key, emit);
+}
+
+void materialize_all(MaterializeReason reason) {
+  std::lock_guard<std::recursive_mutex> lock(fused_mutex());
+  for (int device = 0; device < runtime::kMaxDevices; ++device) {
+    std::shared_ptr<DeferredGraph> graph = open_graph(device);
+    if (graph) graph->run(reason);
+  }
+}
+
+void synchronize_device(int device) {
+  materialize_all(MaterializeReason::kSynchronize);
+  runtime::synchronize(device);
+}
+
+FusedStats fused_stats() {
+  std::lock_guard<std::recursive_mutex> lock(fused_mutex());
+  return stats();
+}
+
+void reset_fused_stats() {
+  std::lock_guard<std::recursive_mutex> lock(fused_mutex());
+  stats() = FusedStats();
+}
+
+}  // namespace torch_tpu::aten

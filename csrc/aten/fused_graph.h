@@ -1,0 +1,67 @@
+// Fused eager: ops recorded into one deferred graph per device.
+//
+// Recording an op emits its lowering right away into the device's open
+// StableHLO builder, with its inputs bound to values the graph already has
+// (a parameter per distinct device buffer, or the pending result of an
+// earlier op), and returns pending DeviceBuffers for its results. Nothing
+// runs until a materialization: a read of a pending buffer (a copy to the
+// host, item(), a program outside the graph), torch.tpu.synchronize(), a
+// mode switch, or the graph reaching its op limit. The graph then becomes
+// one program: its key is the sequence of the ops' own keys plus how their
+// inputs are wired and which results are still referenced, so the same
+// step of a training loop hits one cache entry whatever tensors it ran on,
+// and results nobody holds any more are never computed (XLA drops them).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "aten/operand.h"
+#include "hlo/builder.h"
+#include "runtime/device_buffer.h"
+
+namespace torch_tpu::aten {
+
+enum class MaterializeReason {
+  kRead,         // a pending value was needed (host copy, item, print, ...)
+  kSynchronize,  // torch.tpu.synchronize() and the like
+  kSizeLimit,    // the graph reached TORCH_TPU_FUSED_MAX_OPS ops
+  kModeSwitch,   // leaving fused mode
+  kExplicit,     // torch_tpu.materialize() (graph ends of torch.compile)
+  kCount,
+};
+
+const char* materialize_reason_name(MaterializeReason reason);
+
+// Emits one op into the graph's builder. `bind_tensor` gives the value of a
+// tensor's buffer; `bind_scalar` that of a runtime scalar's buffer (always
+// a parameter of its own, so equal scalar values never change the program).
+using EmitOp = std::function<std::vector<hlo::Value>(hlo::Builder& b, const BindBuffer& bind_tensor,
+                                                     const BindBuffer& bind_scalar)>;
+
+// Records an op on `device`; returns its results as pending buffers.
+// `op_key` is the op's own cache key (op_runner's).
+std::vector<runtime::DeviceBufferPtr> record_op(int device, const char* op, const std::string& op_key,
+                                                const EmitOp& emit);
+
+// Runs every device's pending graph.
+void materialize_all(MaterializeReason reason);
+
+// A sync point: runs the pending graphs, then waits until `device` has
+// finished all its work (what torch.tpu.synchronize() does).
+void synchronize_device(int device);
+
+struct FusedStats {
+  int64_t materializations[static_cast<int>(MaterializeReason::kCount)] = {};
+  int64_t ops_recorded = 0;
+  int64_t graphs_run = 0;
+  int64_t graph_ops_run = 0;     // ops in the graphs that ran
+  int64_t results_computed = 0;  // op results still referenced at the run
+  int64_t results_dropped = 0;   // op results nobody held any more: not computed
+};
+FusedStats fused_stats();
+void reset_fused_stats();
+
+}  // namespace torch_tpu::aten

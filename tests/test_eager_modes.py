@@ -1,0 +1,227 @@
+"""The eager modes: fused (deferred graphs), debug (blocking, checks) and
+the mode API. tests/test_fused_suite.py reruns whole test files in fused
+mode; this file tests what is particular to each mode."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+import torch_tpu
+from torch_tpu import runtime
+
+
+@pytest.fixture
+def fused():
+    with torch_tpu.eager_mode("fused"):
+        torch_tpu.reset_fused_stats()
+        yield
+
+
+def compiles() -> int:
+    return runtime.cache_stats()["compiles"]
+
+
+def test_mode_api_round_trip():
+    assert torch_tpu.get_eager_mode() == "strict"
+    with torch_tpu.eager_mode("fused"):
+        assert torch_tpu.get_eager_mode() == "fused"
+        with torch_tpu.eager_mode("debug"):
+            assert torch_tpu.get_eager_mode() == "debug"
+        assert torch_tpu.get_eager_mode() == "fused"
+    assert torch_tpu.get_eager_mode() == "strict"
+    with pytest.raises(ValueError, match="unknown tpu eager mode 'lazy'"):
+        torch_tpu.set_eager_mode("lazy")
+    with pytest.raises(ValueError, match="checks of the 'debug' eager mode"):
+        torch_tpu.set_eager_mode("fused", check_finite=True)
+
+
+def test_environment_sets_the_start_up_mode(tmp_path):
+    code = "import torch, torch_tpu; print(torch_tpu.get_eager_mode())"
+    env = dict(os.environ, TORCH_TPU_EAGER_MODE="fused")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
+                         cwd=tmp_path)
+    assert out.stdout.strip() == "fused"
+
+
+def test_fused_ops_run_as_one_graph_at_the_read(fused):
+    x = torch.randn(5, 7)
+    w = torch.randn(7, 3)
+    t = x.to("tpu")
+    y = (t * 2 + 1).relu() @ w.to("tpu")
+    z = y.softmax(-1).sum(0)
+    stats = torch_tpu.fused_stats()
+    assert stats["graphs_run"] == 0 or stats["materializations"]["read"] == 0
+    recorded = stats["ops_recorded"]
+    assert recorded >= 5
+    result = z.cpu()
+    torch.testing.assert_close(result, ((x * 2 + 1).relu() @ w).softmax(-1).sum(0))
+    stats = torch_tpu.fused_stats()
+    assert stats["materializations"]["read"] == 1
+    assert stats["graphs_run"] == 1
+
+
+def test_fused_views_and_in_place_writes_match_cpu(fused):
+    def program(a):
+        v = a[1:, ::2]
+        v.mul_(3)
+        a.t()[0].add_(1)
+        b = a.view(-1)
+        b[2:5] = b[:3] + 10
+        return a.sum(1), v.clone(), b.reshape(3, 4).T
+
+    a = torch.arange(12.0).reshape(3, 4)
+    expected = program(a.clone())
+    got = program(a.to("tpu"))
+    for g, e in zip(got, expected):
+        torch.testing.assert_close(g.cpu(), e)
+
+
+def test_fused_dead_results_are_not_computed(fused):
+    t = torch.randn(64, 64).to("tpu")
+    keep = t + 1
+    for _ in range(5):
+        t @ t  # noqa: B018  (the result dies at once)
+    keep.cpu()
+    stats = torch_tpu.fused_stats()
+    assert stats["results_computed"] == 1
+    assert stats["results_dropped"] >= 5
+
+
+def test_fused_same_structure_hits_one_cache_entry(fused):
+    def step(a, b):
+        return ((a * b).sin() + a).sum().item()
+
+    step(torch.randn(8, 3).to("tpu"), torch.randn(8, 3).to("tpu"))
+    before = compiles()
+    for _ in range(3):
+        step(torch.randn(8, 3).to("tpu"), torch.randn(8, 3).to("tpu"))
+    assert compiles() == before
+    step(torch.randn(9, 3).to("tpu"), torch.randn(9, 3).to("tpu"))  # new shapes: a new program
+    assert compiles() == before + 1
+
+
+def test_fused_training_reaches_a_steady_state_and_matches_strict():
+    def train(mode):
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.LayerNorm(32), nn.Linear(32, 4)).to("tpu")
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+        data = torch.randn(6, 32, 16)
+        target = torch.randint(0, 4, (6, 32))
+        losses, compiles_per_step = [], []
+        with torch_tpu.eager_mode(mode):
+            for x, y in zip(data, target):
+                before = compiles()
+                loss = F.cross_entropy(model(x.to("tpu")), y.to("tpu"))
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                losses.append(loss.item())
+                compiles_per_step.append(compiles() - before)
+        return losses, compiles_per_step
+
+    strict, _ = train("strict")
+    torch_tpu.reset_fused_stats()
+    fused_losses, fused_compiles = train("fused")
+    assert fused_losses == pytest.approx(strict, rel=1e-5, abs=1e-6)
+    assert fused_compiles[3:] == [0, 0, 0], fused_compiles
+    # one read per step (loss.item()) runs the whole step
+    assert torch_tpu.fused_stats()["materializations"]["read"] == 6
+
+
+def test_fused_pending_work_runs_at_a_mode_switch():
+    torch_tpu.reset_fused_stats()
+    with torch_tpu.eager_mode("fused"):
+        y = torch.ones(3).to("tpu") * 4
+    assert torch_tpu.fused_stats()["materializations"]["mode_switch"] == 1
+    assert y.tolist() == [4.0, 4.0, 4.0]
+
+
+def test_fused_synchronize_and_explicit_materialize(fused):
+    y = torch.ones(3, device="tpu") + 1
+    torch.tpu.synchronize()
+    z = y * 3
+    torch_tpu.materialize()
+    stats = torch_tpu.fused_stats()
+    assert stats["materializations"]["synchronize"] == 1
+    assert stats["materializations"]["explicit"] == 1
+    assert z.tolist() == [6.0, 6.0, 6.0]
+
+
+def test_fused_deferred_check_raises_at_the_read(fused):
+    table = torch.randn(4, 2).to("tpu")
+    out = F.embedding(torch.tensor([1, 7]).to("tpu"), table)
+    with pytest.raises(IndexError, match="out of range|index"):
+        out.cpu()
+
+
+def test_fused_graph_size_limit(tmp_path):
+    code = textwrap.dedent("""
+        import torch, torch_tpu
+        torch_tpu.set_eager_mode("fused")
+        x = torch.zeros(4, device="tpu")
+        for i in range(25):
+            x = x + 1
+        print(x.tolist(), torch_tpu.fused_stats()["materializations"]["size_limit"])
+    """)
+    env = dict(os.environ, TORCH_TPU_FUSED_MAX_OPS="10")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
+                         cwd=tmp_path)
+    assert out.stdout.split("]")[0] + "]" == str([25.0] * 4)
+    assert int(out.stdout.split("]")[1]) == 2
+
+
+def test_fused_memory_is_counted_once_values_exist(fused):
+    base = torch.tpu.memory_allocated()
+    y = torch.ones(256, device="tpu")
+    z = y * 2
+    torch.tpu.synchronize()
+    assert torch.tpu.memory_allocated() - base == 2 * 256 * 4
+    del y, z
+    assert torch.tpu.memory_allocated() == base
+
+
+def test_debug_mode_raises_at_the_op():
+    table = torch.randn(4, 2).to("tpu")
+    index = torch.tensor([1, 7]).to("tpu")
+    with torch_tpu.eager_mode("debug"):
+        with pytest.raises(IndexError):
+            F.embedding(index, table)  # not deferred to a later sync
+
+
+def test_debug_check_finite_names_op_and_call_site():
+    x = torch.tensor([1.0, 0.0]).to("tpu")
+    with torch_tpu.eager_mode("debug", check_finite=True):
+        ok = x + 1
+        with pytest.raises(RuntimeError, match=r"aten\.log\.default produced NaN or Inf, called at .*test_eager_modes\.py"):
+            torch.log(x)
+    assert ok.tolist() == [2.0, 1.0]
+
+
+@pytest.fixture(scope="module")
+def miscomputed_op():
+    """An op whose tpu kernel disagrees with its CPU kernel."""
+    lib = torch.library.Library("tpu_debug_test", "DEF")
+    lib.define("plus(Tensor x) -> Tensor")
+    lib.impl("plus", lambda x: x + 1, "CPU")
+    lib.impl("plus", lambda x: x + 1.5, "PrivateUse1")
+    yield torch.ops.tpu_debug_test.plus
+    lib._destroy()
+
+
+def test_debug_compare_cpu_catches_a_wrong_kernel(miscomputed_op):
+    x = torch.randn(8).to("tpu")
+    with torch_tpu.eager_mode("debug", compare_cpu=True):
+        model = nn.Linear(8, 3).to("tpu")
+        model(x).sum().backward()  # right kernels pass
+        with pytest.raises(RuntimeError, match=r"tpu_debug_test\.plus.*differs from the CPU .*max abs difference 0\.5"):
+            miscomputed_op(x)
+    assert torch_tpu.get_eager_mode() == "strict"
+    miscomputed_op(x)  # checks are gone with the mode

@@ -1,0 +1,104 @@
+"""Debug eager's per-op checks: NaN/Inf in outputs, and agreement with the
+same op on the CPU. Installed as a TorchDispatchMode, so they see every aten
+op after autograd, and report the op with the Python line that called it."""
+
+from __future__ import annotations
+
+import os
+import traceback
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode, _pop_mode, _push_mode
+from torch.utils._pytree import tree_flatten, tree_map
+
+# Ops whose result is not a function of their inputs' values (fresh memory,
+# copies between devices, storage surgery): nothing to compare on the CPU.
+_NOT_COMPARED = {
+    "aten::empty", "aten::empty_strided", "aten::empty_like", "aten::new_empty",
+    "aten::new_empty_strided", "aten::_to_copy", "aten::copy_", "aten::_copy_from",
+    "aten::_copy_from_and_resize", "aten::set_", "aten::resize_", "aten::lift_fresh",
+    "aten::detach", "aten::alias", "aten::_local_scalar_dense",
+}
+
+_PACKAGE_DIRS = tuple(
+    os.path.dirname(os.path.abspath(m.__file__)) + os.sep
+    for m in (torch, __import__("torch_tpu"))
+)
+
+
+def call_site() -> str:
+    """The innermost Python frame outside torch and torch_tpu."""
+    for frame in reversed(traceback.extract_stack()):
+        if not os.path.abspath(frame.filename).startswith(_PACKAGE_DIRS):
+            return f"{frame.filename}:{frame.lineno} in {frame.name}"
+    return "(no caller outside torch)"
+
+
+def _is_tpu(x) -> bool:
+    return isinstance(x, torch.Tensor) and x.device.type == "tpu"
+
+
+def _default_tolerance(dtype: torch.dtype) -> tuple[float, float]:
+    if dtype in (torch.bfloat16, torch.float16):
+        return 2e-2, 1e-2
+    return 1e-4, 1e-5
+
+
+class DebugChecks(TorchDispatchMode):
+    def __init__(self, check_finite: bool, compare_cpu: bool, rtol: float | None, atol: float | None):
+        super().__init__()
+        self.check_finite = check_finite
+        self.compare_cpu = compare_cpu
+        self.rtol = rtol
+        self.atol = atol
+
+    def settings(self) -> dict:
+        return {"check_finite": self.check_finite, "compare_cpu": self.compare_cpu,
+                "rtol": self.rtol, "atol": self.atol}
+
+    def install(self) -> None:
+        _push_mode(self)
+
+    def uninstall(self) -> None:
+        _pop_mode()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        flat_inputs, _ = tree_flatten((args, kwargs))
+        if not any(_is_tpu(x) for x in flat_inputs):
+            return func(*args, **kwargs)
+        name = func._schema.name
+        compare = (self.compare_cpu and name not in _NOT_COMPARED and not func.is_view
+                   and torch.Tag.nondeterministic_seeded not in func.tags)
+        if compare:
+            to_cpu = lambda x: x.detach().cpu().clone() if _is_tpu(x) else x  # noqa: E731
+            cpu_args, cpu_kwargs = tree_map(to_cpu, (args, kwargs))
+            if "device" in cpu_kwargs:
+                cpu_kwargs["device"] = torch.device("cpu")
+        out = func(*args, **kwargs)
+        outputs = [t for t in tree_flatten(out)[0] if _is_tpu(t)]
+        if self.check_finite:
+            for t in outputs:
+                if (t.is_floating_point() or t.is_complex()) and t.numel() and not bool(torch.isfinite(t).all()):
+                    raise RuntimeError(f"tpu debug check: {func} produced NaN or Inf, called at {call_site()}")
+        if compare:
+            expected = [t for t in tree_flatten(func(*cpu_args, **cpu_kwargs))[0] if isinstance(t, torch.Tensor)]
+            for got, want in zip(outputs, expected):
+                self._compare(func, got.detach().cpu(), want)
+        return out
+
+    def _compare(self, func, got: torch.Tensor, want: torch.Tensor) -> None:
+        rtol, atol = _default_tolerance(want.dtype)
+        rtol = self.rtol if self.rtol is not None else rtol
+        atol = self.atol if self.atol is not None else atol
+        if got.shape != want.shape or got.dtype != want.dtype:
+            raise RuntimeError(f"tpu debug check: {func} returned {got.dtype}{list(got.shape)}, the CPU "
+                               f"{want.dtype}{list(want.shape)}, called at {call_site()}")
+        if want.dtype == torch.bool or not (want.is_floating_point() or want.is_complex()):
+            ok = torch.equal(got, want)
+        else:
+            ok = torch.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+        if not ok:
+            diff = (got.double() - want.double()).abs().max().item() if want.numel() else 0.0
+            raise RuntimeError(f"tpu debug check: {func} differs from the CPU (max abs difference {diff:.3g}, "
+                               f"rtol {rtol}, atol {atol}), called at {call_site()}")

@@ -1,0 +1,93 @@
+"""The eager execution modes (docs/eager_modes.md).
+
+All three run the same op lowerings through the same compile cache:
+
+- ``strict``: each op is one program, compiled once and launched
+  asynchronously; the host waits only at sync points.
+- ``fused``: ops are recorded into one deferred graph per device and run as
+  one program at a sync point (a copy to the host, ``item()``, ``print``,
+  ``torch.tpu.synchronize()``, a mode switch, ``materialize()``, or the
+  graph reaching ``TORCH_TPU_FUSED_MAX_OPS`` ops).
+- ``debug``: like strict, but the host waits for every op, so an error is
+  raised by the op that caused it; optionally checks every op's outputs for
+  NaN/Inf and against the same op on the CPU, naming the op and the Python
+  line that called it.
+
+``TORCH_TPU_EAGER_MODE`` sets the mode at start-up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Iterator
+
+from torch_tpu import _C
+from torch_tpu import _debug_checks
+
+MODES = ("strict", "fused", "debug")
+
+_checks: _debug_checks.DebugChecks | None = None
+
+
+def get_eager_mode() -> str:
+    """The current eager mode: 'strict', 'fused' or 'debug'."""
+    return _C.aten.eager_mode()
+
+
+def set_eager_mode(
+    mode: str,
+    *,
+    check_finite: bool = False,
+    compare_cpu: bool = False,
+    rtol: float | None = None,
+    atol: float | None = None,
+) -> None:
+    """Switches the eager mode for the whole process.
+
+    Leaving fused mode runs the pending graphs first. In ``debug`` mode,
+    ``check_finite`` raises when an op produces NaN or Inf and
+    ``compare_cpu`` reruns every op on the CPU and raises when the results
+    differ beyond ``rtol`` / ``atol`` (defaults per dtype); both name the
+    op and its Python call site.
+    """
+    global _checks
+    if mode not in MODES:
+        raise ValueError(f"unknown tpu eager mode {mode!r}: expected one of {', '.join(MODES)}")
+    if mode != "debug" and (check_finite or compare_cpu):
+        raise ValueError("check_finite and compare_cpu are checks of the 'debug' eager mode")
+    if _checks is not None:
+        _checks.uninstall()
+        _checks = None
+    _C.aten.set_eager_mode(mode)
+    if check_finite or compare_cpu:
+        _checks = _debug_checks.DebugChecks(check_finite, compare_cpu, rtol, atol)
+        _checks.install()
+
+
+@contextlib.contextmanager
+def eager_mode(mode: str, **checks) -> Iterator[None]:
+    """Runs the block in `mode` (see set_eager_mode), then restores the
+    previous mode and checks."""
+    previous_mode = get_eager_mode()
+    previous_checks = _checks.settings() if _checks is not None else {}
+    set_eager_mode(mode, **checks)
+    try:
+        yield
+    finally:
+        set_eager_mode(previous_mode, **previous_checks)
+
+
+def materialize() -> None:
+    """Runs every pending fused graph now, without waiting for it to finish
+    (``torch.tpu.synchronize()`` also waits)."""
+    _C.aten.materialize()
+
+
+def fused_stats() -> dict:
+    """Fused-mode counters: ops recorded, graphs run, and materializations
+    by reason (read, synchronize, size_limit, mode_switch, explicit)."""
+    return _C.aten.fused_stats()
+
+
+def reset_fused_stats() -> None:
+    _C.aten.reset_fused_stats()
