@@ -5,6 +5,7 @@ mode; this file tests what is particular to each mode."""
 from __future__ import annotations
 
 import os
+import pathlib
 import subprocess
 import sys
 import textwrap
@@ -225,3 +226,79 @@ def test_debug_compare_cpu_catches_a_wrong_kernel(miscomputed_op):
             miscomputed_op(x)
     assert torch_tpu.get_eager_mode() == "strict"
     miscomputed_op(x)  # checks are gone with the mode
+
+
+def test_fused_in_place_updates_donate_their_buffers(fused):
+    n = 1 << 18
+    x = torch.ones(n, device="tpu")
+    torch.tpu.synchronize()
+    base = torch.tpu.memory_allocated()
+    torch.tpu.reset_peak_memory_stats()
+    x.add_(1)
+    x.mul_(3)
+    assert x[:2].tolist() == [6.0, 6.0]
+    assert torch_tpu.fused_stats()["buffers_donated"] >= 1
+    # the update reused x's buffer: no second n-element buffer at any time
+    assert torch.tpu.max_memory_allocated() - base < n * 4 // 2
+    y = x.clone()  # still held: x's buffer is not donated to the next graph
+    x.add_(1)
+    assert y[:1].tolist() == [6.0] and x[:1].tolist() == [7.0]
+
+
+def test_diagnostics_dump_and_last_graph(fused, tmp_path):
+    torch_tpu.diagnostics.set_dump_dir(tmp_path)
+    try:
+        (torch.arange(7.0, device="tpu") * 5 + 3).cpu()
+    finally:
+        torch_tpu.diagnostics.set_dump_dir(None)
+    files = sorted(p.name for p in tmp_path.iterdir())
+    assert files and all(f.endswith(".mlir") for f in files), files
+    last = torch_tpu.diagnostics.last_graph()
+    assert "stablehlo.multiply" in last and "func.func public @main" in last
+    (torch.arange(7.0, device="tpu") * 2).cpu()
+    assert torch_tpu.diagnostics.last_graph() != last
+
+
+def test_diagnostics_explain_a_recompile():
+    torch_tpu.diagnostics.explain_recompiles(True)
+    torch_tpu.diagnostics.clear_recompile_explanations()
+    try:
+        a = torch.randn(13, 7, device="tpu")  # shapes no other test compiles
+        with pytest.warns(UserWarning, match="aten::sin compiled again"):
+            torch.sin(a)
+            torch.sin(a.t())  # the same op on a view
+        with torch_tpu.eager_mode("fused"):
+            (a.sin() + 1).cpu()
+            with pytest.warns(UserWarning, match="fused graph compiled again: was 'op 1: aten::add"):
+                (a.sin() * 1.5).cpu()
+    finally:
+        torch_tpu.diagnostics.explain_recompiles(False)
+    explanations = torch_tpu.diagnostics.recompile_explanations()
+    assert any("operand 0" in e and "view" in e for e in explanations), explanations
+
+
+def test_a_second_process_compiles_nothing(tmp_path):
+    """The persistent cache: the same script in a new process loads every
+    program (strict ops and fused graphs) from disk."""
+    script = textwrap.dedent("""
+        import sys, torch, torch_tpu
+        sys.path.insert(0, sys.argv[1])
+        import mingpt
+        from mingpt import GPTConfig
+        for mode in ("strict", "fused"):
+            with torch_tpu.eager_mode(mode):
+                step, _ = mingpt.make_step("tpu", GPTConfig(vocab_size=32, block_size=16, n_layer=1, n_head=2, n_embd=32), batch=4)
+                for i in range(3):
+                    step(i).item()
+        s = torch_tpu.runtime.cache_stats()
+        print(s["compiles"], s["disk_hits"])
+    """)
+    examples = str(pathlib.Path(__file__).parent.parent / "examples")
+    env = dict(os.environ, TORCH_TPU_CACHE_DIR=str(tmp_path / "cache"))
+    runs = [subprocess.run([sys.executable, "-c", script, examples], env=env, capture_output=True, text=True,
+                           cwd=tmp_path, check=True).stdout.split() for _ in range(2)]
+    first_compiles, _ = map(int, runs[0])
+    second_compiles, second_disk_hits = map(int, runs[1])
+    assert first_compiles > 0
+    assert second_compiles == 0
+    assert second_disk_hits > 0

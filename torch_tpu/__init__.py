@@ -51,6 +51,7 @@ from torch_tpu.fallback import (  # noqa: E402,F401
     reset_cpu_fallback_counts,
     set_cpu_fallback,
 )
+from torch_tpu import diagnostics  # noqa: E402,F401
 from torch_tpu.eager import (  # noqa: E402,F401
     eager_mode,
     fused_stats,

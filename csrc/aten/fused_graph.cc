@@ -7,6 +7,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "aten/diagnostics.h"
 #include "aten/op_runner.h"
 #include "runtime/config.h"
 #include "runtime/device_queue.h"
@@ -48,6 +49,12 @@ void append_id(std::string& key, char tag, size_t id) {
 
 class DeferredGraph;
 
+// The last graph that ran, for last_graph_text().
+std::shared_ptr<DeferredGraph>& last_graph() {
+  static auto* graph = new std::shared_ptr<DeferredGraph>();
+  return *graph;
+}
+
 // The open graph of each device (null: none).
 std::shared_ptr<DeferredGraph>& open_graph(int device) {
   static auto* graphs = new std::shared_ptr<DeferredGraph>[runtime::kMaxDevices];
@@ -63,10 +70,14 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
 
   int64_t size() const { return static_cast<int64_t>(op_names_.size()); }
 
-  std::vector<DeviceBufferPtr> record(const char* op, const std::string& op_key, const EmitOp& emit) {
+  std::vector<DeviceBufferPtr> record(const char* op, const std::string& op_key, const EmitOp& emit,
+                                      const std::function<std::string()>& describe) {
     append_id(key_, 'k', op_key.size());
     key_.append(op_key);
     op_names_.push_back(op);
+    if (explain_recompiles()) {
+      descriptions_.push_back("op " + std::to_string(op_names_.size() - 1) + ": " + describe());
+    }
     BindBuffer bind_tensor = [this](hlo::Builder&, const DeviceBufferPtr& buffer) { return bind(buffer); };
     BindBuffer bind_scalar = [this](hlo::Builder&, const DeviceBufferPtr& buffer) {
       key_.push_back('s');
@@ -104,6 +115,7 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
     ran_ = true;
     auto self = shared_from_this();  // the open slot may hold the last reference
     if (open_graph(device_).get() == this) open_graph(device_).reset();
+    last_graph() = self;
 
     // Only results someone still holds become program outputs.
     std::vector<DeviceBufferPtr> live;
@@ -123,24 +135,72 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
     s.graph_ops_run += size();
     s.results_computed += static_cast<int64_t>(live.size());
     s.results_dropped += static_cast<int64_t>(results_.size() - live.size());
-    if (live.empty()) return;
+    if (live.empty()) {
+      release_inputs();
+      return;
+    }
 
+    donate_unshared_parameters(values, key);
     std::vector<pjrt::c::Buffer*> args;
     args.reserve(parameters_.size());
     for (const DeviceBufferPtr& p : parameters_) args.push_back(p->get());
     const std::string name = describe();
     std::vector<pjrt::Buffer> outputs;
     try {
-      outputs = launch_program(key, name.c_str(), [&] { return builder_.build(values); }, args, device_);
+      outputs = launch_program(key, name.c_str(), [&] { return text(values); }, args, device_);
     } catch (const std::exception& e) {
       error_ = e.what();
       throw;
     }
     TORCH_INTERNAL_ASSERT(outputs.size() == live.size(), name, ": wrong number of results");
+    // The program is launched: the graph holds no device memory any more,
+    // only what last_graph_text() needs. Donated inputs go before the
+    // results are counted, so the statistics see the memory reused.
+    release_inputs();
     for (size_t i = 0; i < live.size(); ++i) live[i]->fulfill(std::move(outputs[i]));
+    live_values_ = std::move(values);
   }
 
+  void release_inputs() {
+    parameters_.clear();
+    parameter_ids_.clear();
+    result_ids_.clear();
+  }
+
+  // The module text (built once: on a compile, or when asked for later).
+  const std::string& text(const std::vector<hlo::Value>& values) {
+    if (!built_) {
+      text_ = builder_.build(values);
+      built_ = true;
+      note_compile("fused graph", [&] { return descriptions_.empty() ? op_names() : descriptions_; });
+      dump_program("fused_graph", text_);
+    }
+    return text_;
+  }
+
+  std::string last_text() { return ran_ && error_.empty() ? text(live_values_) : std::string(); }
+
  private:
+  // A parameter that only this graph still holds (its tensor was
+  // overwritten inside the graph: an optimizer step, add_, running stats)
+  // gives its memory to a result of the same type, so an in-place update
+  // needs no second buffer. The choice is part of the key.
+  void donate_unshared_parameters(const std::vector<hlo::Value>& values, std::string& key) {
+    std::vector<bool> taken(values.size());
+    for (size_t i = 0; i < parameters_.size(); ++i) {
+      if (parameters_[i].use_count() != 1) continue;
+      for (size_t j = 0; j < values.size(); ++j) {
+        if (taken[j] || !(values[j].type() == parameters_[i]->type())) continue;
+        taken[j] = true;
+        builder_.alias_parameter(static_cast<int64_t>(i), static_cast<int64_t>(j));
+        append_id(key, 'a', i);
+        append_id(key, 't', j);
+        stats().buffers_donated++;
+        break;
+      }
+    }
+  }
+
   struct Result {
     std::weak_ptr<DeviceBuffer> buffer;
     hlo::Value value;
@@ -174,6 +234,8 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
     return parameter_values_.back();
   }
 
+  std::vector<std::string> op_names() const { return {op_names_.begin(), op_names_.end()}; }
+
   // "tpu fused graph of 12 ops (aten::mm, aten::add, ...)" for messages.
   std::string describe() const {
     std::string text = "tpu fused graph of " + std::to_string(size()) + " ops (";
@@ -198,6 +260,10 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
   // overwrites the entry.
   std::unordered_map<const DeviceBuffer*, uint32_t> result_ids_;
   std::vector<const char*> op_names_;
+  std::vector<std::string> descriptions_;  // while recompiles are explained
+  std::vector<hlo::Value> live_values_;      // the results, once run
+  bool built_ = false;
+  std::string text_;
   bool ran_ = false;
   std::string error_;
 };
@@ -217,7 +283,7 @@ const char* materialize_reason_name(MaterializeReason reason) {
 }
 
 std::vector<DeviceBufferPtr> record_op(int device, const char* op, const std::string& op_key,
-                                       const EmitOp& emit) {
+                                       const EmitOp& emit, const std::function<std::string()>& describe) {
   std::lock_guard<std::recursive_mutex> lock(fused_mutex());
   std::shared_ptr<DeferredGraph>& slot = open_graph(device);
   if (slot && slot->size() >= max_ops()) {
@@ -227,7 +293,7 @@ std::vector<DeviceBufferPtr> record_op(int device, const char* op, const std::st
   if (!slot) slot = std::make_shared<DeferredGraph>(device);
   std::shared_ptr<DeferredGraph> graph = slot;
   stats().ops_recorded++;
-  return graph->record(op, op_key, emit);
+  return graph->record(op, op_key, emit, describe);
 }
 
 void materialize_all(MaterializeReason reason) {
@@ -241,6 +307,11 @@ void materialize_all(MaterializeReason reason) {
 void synchronize_device(int device) {
   materialize_all(MaterializeReason::kSynchronize);
   runtime::synchronize(device);
+}
+
+std::string last_graph_text() {
+  std::lock_guard<std::recursive_mutex> lock(fused_mutex());
+  return last_graph() ? last_graph()->last_text() : std::string();
 }
 
 FusedStats fused_stats() {

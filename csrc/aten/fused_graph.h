@@ -42,9 +42,13 @@ using EmitOp = std::function<std::vector<hlo::Value>(hlo::Builder& b, const Bind
                                                      const BindBuffer& bind_scalar)>;
 
 // Records an op on `device`; returns its results as pending buffers.
-// `op_key` is the op's own cache key (op_runner's).
+// `op_key` is the op's own cache key (op_runner's); `describe` says it in
+// words, called only while recompiles are explained.
 std::vector<runtime::DeviceBufferPtr> record_op(int device, const char* op, const std::string& op_key,
-                                                const EmitOp& emit);
+                                                const EmitOp& emit, const std::function<std::string()>& describe);
+
+// The StableHLO text of the last fused graph that ran (empty if none).
+std::string last_graph_text();
 
 // Runs every device's pending graph.
 void materialize_all(MaterializeReason reason);
@@ -60,6 +64,7 @@ struct FusedStats {
   int64_t graph_ops_run = 0;     // ops in the graphs that ran
   int64_t results_computed = 0;  // op results still referenced at the run
   int64_t results_dropped = 0;   // op results nobody held any more: not computed
+  int64_t buffers_donated = 0;   // parameters whose memory a result reused
 };
 FusedStats fused_stats();
 void reset_fused_stats();

@@ -4,12 +4,15 @@
 #include <ATen/MemoryOverlap.h>
 #include <c10/util/Exception.h>
 
+#include <cctype>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
 
 #include "aten/allocator.h"
 #include "aten/device_scope.h"
+#include "aten/diagnostics.h"
 #include "aten/dtypes.h"
 #include "aten/eager_mode.h"
 #include "aten/fused_graph.h"
@@ -155,6 +158,39 @@ std::vector<hlo::Value> emit_op(hlo::Builder& b, const OpCall& call, const Prepa
   }
 }
 
+// What an op's key is made of, in words (diagnostics.h).
+std::vector<std::string> describe_op(const OpCall& call, const Prepared& p) {
+  std::vector<std::string> parts;
+  std::string attributes;
+  for (char c : call.attributes) {
+    if (std::isprint(static_cast<unsigned char>(c))) {
+      attributes.push_back(c);
+    } else {
+      char hex[5];
+      std::snprintf(hex, sizeof hex, "\\x%02x", static_cast<unsigned char>(c));
+      attributes += hex;
+    }
+  }
+  parts.push_back(std::string(call.name) + " attributes '" + attributes + "'");
+  for (size_t i = 0; i < p.operands.size(); ++i) {
+    const Operand& o = p.operands[i];
+    std::string text = "operand " + std::to_string(i) + ": " + hlo::TensorType(o.dtype, o.sizes).to_string();
+    if (o.direct) {
+      text += " dense";
+    } else if (!o.buffer) {
+      text += " of an unwritten storage";
+    } else {
+      text += " view (strides " + hlo::dims_to_string(o.strides) + ", offset " + std::to_string(o.offset) +
+              ") of " + o.buffer->type().to_string();
+    }
+    parts.push_back(std::move(text));
+  }
+  for (size_t i = 0; i < call.scalars.size(); ++i) {
+    parts.push_back("scalar " + std::to_string(i) + ": " + hlo::TensorType::scalar(call.scalars[i].type).to_string());
+  }
+  return parts;
+}
+
 // Runs the op's program now (strict and debug eager) and returns its
 // results.
 std::vector<DeviceBufferPtr> run_now(const OpCall& call, const Prepared& p, size_t n_targets,
@@ -164,7 +200,10 @@ std::vector<DeviceBufferPtr> run_now(const OpCall& call, const Prepared& p, size
     auto scalar_parameter = [](hlo::Builder& b, const ScalarInput& s) {
       return b.parameter(hlo::TensorType::scalar(s.type));
     };
-    return b.build(emit_op(b, call, p, n_targets, body, bind_parameter, scalar_parameter));
+    std::string text = b.build(emit_op(b, call, p, n_targets, body, bind_parameter, scalar_parameter));
+    note_compile(call.name, [&] { return describe_op(call, p); });
+    dump_program(call.name, text);
+    return text;
   };
   // Arguments in the order emit_op binds them.
   const size_t n_inputs = p.operands.size() - n_targets;
@@ -195,7 +234,12 @@ std::vector<DeviceBufferPtr> defer(const OpCall& call, const Prepared& p, size_t
     };
     return emit_op(b, call, p, n_targets, body, bind_tensor, bind_scalar);
   };
-  return record_op(device, call.name, p.key, emit);
+  auto describe = [&] {
+    std::string text;
+    for (const std::string& part : describe_op(call, p)) text += (text.empty() ? "" : "; ") + part;
+    return text;
+  };
+  return record_op(device, call.name, p.key, emit, describe);
 }
 
 std::vector<DeviceBufferPtr> run_or_defer(const OpCall& call, const Prepared& p, size_t n_targets,

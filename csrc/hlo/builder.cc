@@ -64,7 +64,17 @@ Value Builder::parameter(const TensorType& type) {
   record.parameter_index = static_cast<int>(parameter_types_.size());
   records_.push_back(record);
   parameter_types_.push_back(type);
+  parameter_aliases_.push_back(-1);
   return Value(serial_, id, -1, type);
+}
+
+void Builder::alias_parameter(int64_t parameter, int64_t result) {
+  check_open("alias_parameter");
+  if (parameter < 0 || parameter >= static_cast<int64_t>(parameter_types_.size())) {
+    check::fail("alias_parameter", "no parameter " + std::to_string(parameter));
+  }
+  if (result < 0) check::fail("alias_parameter", "negative result index");
+  parameter_aliases_[parameter] = result;
 }
 
 // ---- Scopes and operands ---------------------------------------------------
@@ -322,6 +332,14 @@ std::string Builder::build(const std::vector<Value>& results) {
   check_open("build");
   if (blocks_.size() != 1) check::fail("build", "called inside a region");
   for (const Value& v : results) check_operand("func.return", v);
+  for (size_t i = 0; i < parameter_aliases_.size(); ++i) {
+    const int64_t r = parameter_aliases_[i];
+    if (r < 0) continue;
+    if (r >= static_cast<int64_t>(results.size()) || !(results[r].type() == parameter_types_[i])) {
+      check::fail("build", "parameter " + std::to_string(i) + " aliases result " + std::to_string(r) +
+                               ", which is missing or of another type");
+    }
+  }
 
   const std::string& body = blocks_[0].text;
   std::string out;
@@ -339,6 +357,11 @@ std::string Builder::build(const std::vector<Value>& results) {
     text::append_int(out, static_cast<int64_t>(i));
     out += ": ";
     parameter_types_[i].append_to(out);
+    if (parameter_aliases_[i] >= 0) {
+      out += " {tf.aliasing_output = ";
+      text::append_int(out, parameter_aliases_[i]);
+      out += " : i32}";
+    }
   }
   out += ") -> (";
   for (size_t i = 0; i < results.size(); ++i) {

@@ -57,6 +57,11 @@ class Builder {
   const std::vector<TensorType>& parameter_types() const {
     return parameter_types_;
   }
+  // Lets the compiler reuse parameter `parameter`'s buffer for result
+  // `result` of @main (tf.aliasing_output): the caller donates that input
+  // when it launches the program. Checked against the result types at
+  // build().
+  void alias_parameter(int64_t parameter, int64_t result);
   // @main returns `results`; returns the whole module text. A builder builds
   // once: every later call throws.
   std::string build(const std::vector<Value>& results);
@@ -323,6 +328,7 @@ class Builder {
   bool built_ = false;
   int next_scope_ = 1;
   std::vector<TensorType> parameter_types_;
+  std::vector<int64_t> parameter_aliases_;  // per parameter: result index, or -1
   std::vector<ValueRecord> records_;  // indexed by SSA id
   std::vector<OpenBlock> blocks_;     // blocks_[0] is @main's body
 };

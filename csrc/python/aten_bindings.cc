@@ -1,6 +1,7 @@
 // torch_tpu._C.aten: switches of the ATen layer (CPU fallback, eager mode).
 #include <pybind11/stl.h>
 
+#include "aten/diagnostics.h"
 #include "aten/eager_mode.h"
 #include "aten/fallback.h"
 #include "aten/fused_graph.h"
@@ -25,6 +26,7 @@ py::dict fused_stats_dict() {
   d["graph_ops_run"] = s.graph_ops_run;
   d["results_computed"] = s.results_computed;
   d["results_dropped"] = s.results_dropped;
+  d["buffers_donated"] = s.buffers_donated;
   return d;
 }
 
@@ -48,6 +50,13 @@ void bind_aten(py::module_& m) {
   }, "Runs every pending fused graph now (no wait for its completion)");
   a.def("fused_stats", &fused_stats_dict);
   a.def("reset_fused_stats", &aten::reset_fused_stats);
+  a.def("last_graph_text", &aten::last_graph_text);
+  a.def("dump_dir", &aten::dump_dir);
+  a.def("set_dump_dir", &aten::set_dump_dir, py::arg("dir"));
+  a.def("explain_recompiles", &aten::explain_recompiles);
+  a.def("set_explain_recompiles", &aten::set_explain_recompiles, py::arg("on"));
+  a.def("recompile_explanations", &aten::recompile_explanations);
+  a.def("clear_recompile_explanations", &aten::clear_recompile_explanations);
 }
 
 }  // namespace torch_tpu::python

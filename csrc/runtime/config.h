@@ -51,6 +51,16 @@ inline constexpr EnvVar kFusedMaxOps{
     "In fused eager mode, the number of ops a deferred graph may hold before "
     "it is materialized."};
 
+inline constexpr EnvVar kDumpDir{
+    "TORCH_TPU_DUMP_DIR", "",
+    "Directory to write the StableHLO of every program built for compilation "
+    "to (one .mlir file each); unset: no dump. "
+    "torch_tpu.diagnostics.set_dump_dir() switches it at run time."};
+inline constexpr EnvVar kExplainRecompiles{
+    "TORCH_TPU_EXPLAIN_RECOMPILES", "0",
+    "Set to 1 to warn, at each compile of an op or fused graph compiled "
+    "before in another form, which part of its key changed."};
+
 // All declared variables, in the order above.
 const std::vector<const EnvVar*>& all();
 
