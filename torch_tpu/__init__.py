@@ -51,3 +51,7 @@ from torch_tpu.fallback import (  # noqa: E402,F401
     reset_cpu_fallback_counts,
     set_cpu_fallback,
 )
+
+from torch_tpu import _compile  # noqa: E402
+
+_compile.install()
