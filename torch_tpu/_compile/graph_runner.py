@@ -15,6 +15,7 @@ from typing import Any, Callable
 import torch
 
 import torch_tpu
+from torch_tpu._compile import strides
 
 
 def _fused_scope() -> contextlib.AbstractContextManager:
@@ -30,13 +31,15 @@ def _materialize() -> None:
 
 def make_runner(gm: torch.fx.GraphModule, fuse: bool) -> Callable[[list], Any]:
     """The compiled function AOTAutograd calls, in its boxed convention (one
-    list of inputs, which the callee may clear to free them early)."""
+    list of inputs)."""
+    strides.views_to_reshapes(gm)
+    layouts = strides.traced_layouts(gm)
 
     def run(args: list) -> Any:
         if not fuse:
-            return gm(*args)
+            return strides.restore_layouts(gm(*args), layouts)
         with _fused_scope():
-            outputs = gm(*args)
+            outputs = strides.restore_layouts(gm(*args), layouts)
             _materialize()
         return outputs
 
