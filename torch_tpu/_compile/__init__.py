@@ -1,7 +1,8 @@
 """torch.compile support for the tpu device.
 
-- ``backend="tpu"``: torch_tpu._compile.backend (a ``torch_dynamo_backends``
-  entry point, and registered by name once Dynamo is imported).
+- ``backend="tpu"``: torch_tpu._compile.backend, registered by name once
+  Dynamo is imported, and a ``torch_dynamo_backends`` entry point (for a
+  process where torch_tpu was not imported).
 - Dynamo's device interface for "tpu" (device_interface).
 - Inductor on tpu tensors raises a message pointing to ``backend="tpu"``
   (inductor).
@@ -25,7 +26,9 @@ def tpu_backend(gm, example_inputs, **kwargs) -> Any:
 
 
 def _register_backend(module: ModuleType) -> None:
-    if "tpu" not in module._COMPILER_FNS:
+    # Dynamo loading the entry point (torch_tpu not imported before)
+    # registers it itself.
+    if "tpu" not in module._COMPILER_FNS and module._BACKENDS.get("tpu") is None:
         module.register_backend(tpu_backend, name="tpu")
 
 

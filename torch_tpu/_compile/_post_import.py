@@ -14,6 +14,7 @@ import importlib.abc
 import importlib.util
 import sys
 import threading
+import warnings
 from types import ModuleType
 from typing import Callable
 
@@ -62,7 +63,15 @@ def _run(name: str, module: ModuleType) -> None:
         if not _pending and _finder in sys.meta_path:
             sys.meta_path.remove(_finder)
     for callback in callbacks:
+        _call(callback, module)
+
+
+def _call(callback: Callback, module: ModuleType) -> None:
+    # A failing registration must not break the user's import of Dynamo.
+    try:
         callback(module)
+    except Exception as e:  # noqa: BLE001
+        warnings.warn(f"torch_tpu could not register with {module.__name__}: {e!r}", RuntimeWarning, stacklevel=2)
 
 
 def when_imported(name: str, callback: Callback) -> None:
@@ -74,4 +83,4 @@ def when_imported(name: str, callback: Callback) -> None:
             if _finder not in sys.meta_path:
                 sys.meta_path.insert(0, _finder)
             return
-    callback(module)
+    _call(callback, module)
