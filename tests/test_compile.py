@@ -167,6 +167,33 @@ def test_whole_training_step_matches_eager(optimizer):
         assert_close(getattr(compiled_model.bn, name), getattr(model.bn, name))
 
 
+def test_optimizer_step_writes_its_updates_with_one_op():
+    from collections import Counter
+
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class CountOps(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = Counter()
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops[func] += 1
+            return func(*args, **(kwargs or {}))
+
+    model = nn.Linear(4, 3).to(TPU)
+    model(torch.randn(2, 4, device=TPU)).sum().backward()
+    opt = torch.optim.Adam(model.parameters(), capturable=True)
+    step = torch.compile(opt.step, backend="tpu")
+    step()
+    with CountOps() as counted:
+        step()
+    aten = torch.ops.aten
+    # parameters, moments and step counts of weight and bias: one op
+    assert counted.ops[aten._foreach_copy_.default] == 1
+    assert counted.ops[aten.copy_.default] == 0
+
+
 def test_dropout_draws_from_the_device_generator():
     f = torch.compile(lambda x: F.dropout(x, 0.5), backend="tpu")
     x = torch.ones(64, device=TPU)

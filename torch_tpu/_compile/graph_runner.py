@@ -15,7 +15,7 @@ from typing import Any, Callable
 import torch
 
 import torch_tpu
-from torch_tpu._compile import strides
+from torch_tpu._compile import input_updates, strides
 
 
 def _fused_scope() -> contextlib.AbstractContextManager:
@@ -33,6 +33,7 @@ def make_runner(gm: torch.fx.GraphModule, fuse: bool) -> Callable[[list], Any]:
     """The compiled function AOTAutograd calls, in its boxed convention (one
     list of inputs)."""
     strides.views_to_reshapes(gm)
+    input_updates.batch_input_copies(gm)
     layouts = strides.traced_layouts(gm)
 
     def run(args: list) -> Any:
