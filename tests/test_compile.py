@@ -233,12 +233,27 @@ def test_recompiles_only_when_a_guard_fails():
 
 
 def test_mark_dynamic_compiles_one_graph_for_all_sizes():
-    compiled = torch.compile(lambda x: x.softmax(-1) * x.shape[0], backend="tpu")
-    for n in (3, 5, 7):
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2)).to(TPU)
+    compiled_model = copy.deepcopy(model)
+    compiled = torch.compile(compiled_model, backend="tpu")
+    for n in (3, 5):
         x = torch.randn(n, 4, device=TPU)
         torch._dynamo.mark_dynamic(x, 0)
-        assert_close(compiled(x), x.softmax(-1) * n)
+        actual, expected = compiled(x), model(x)
+        assert_close(actual, expected)
+        actual.sum().backward()
+        expected.sum().backward()
     assert graphs_compiled() == 1
+    for p, q in zip(model.parameters(), compiled_model.parameters()):
+        assert_close(q.grad, p.grad)
+
+
+def test_default_dynamic_traces_one_symbolic_graph_after_a_new_shape():
+    compiled = torch.compile(lambda x: (x * x.shape[0]).cumsum(0), backend="tpu")
+    for n in (2, 3, 4, 5):
+        x = torch.randn(n, 3, device=TPU)
+        assert_close(compiled(x), (x * n).cumsum(0))
+    assert graphs_compiled() == 2  # the first, static one; then one for every size
 
 
 def test_results_do_not_depend_on_kernel_output_layouts():
