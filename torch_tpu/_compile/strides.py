@@ -15,7 +15,7 @@ the same values. Two rewrites keep the graph correct either way:
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
@@ -35,7 +35,8 @@ def views_to_reshapes(gm: torch.fx.GraphModule) -> None:
 
 
 def traced_layouts(gm: torch.fx.GraphModule) -> list[Any]:
-    """(shape, strides) of each tensor output as traced; None elsewhere."""
+    """The traced strides of each tensor output; None for other outputs and
+    for symbolic strides (dynamic shapes), which are not checked."""
     output = next(n for n in reversed(gm.graph.nodes) if n.op == "output")
     layouts = []
     for arg in output.args[0]:
