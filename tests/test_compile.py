@@ -100,12 +100,14 @@ def test_example_forward_loss_gradients_match_eager(name):
     compiled_model = copy.deepcopy(model)
     compiled = torch.compile(compiled_model, backend="tpu")
 
-    expected = loss_of(model(*inputs))
-    expected.backward()
-    actual = loss_of(compiled(*inputs))
-    actual.backward()
+    expected_out, actual_out = model(*inputs), compiled(*inputs)
     assert graphs_compiled() >= 1
+    for a, e in zip(torch.utils._pytree.tree_leaves(actual_out), torch.utils._pytree.tree_leaves(expected_out)):
+        assert_close(a, e)
+    expected, actual = loss_of(expected_out), loss_of(actual_out)
     assert_close(actual, expected)
+    expected.backward()
+    actual.backward()
     for (pname, p), q in zip(model.named_parameters(), compiled_model.parameters()):
         assert q.grad is not None, pname
         assert_close(q.grad, p.grad, rtol=1e-4, atol=1e-5)
