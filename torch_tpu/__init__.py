@@ -60,3 +60,7 @@ from torch_tpu.eager import (  # noqa: E402,F401
     reset_fused_stats,
     set_eager_mode,
 )
+
+from torch_tpu import _compile  # noqa: E402
+
+_compile.install()

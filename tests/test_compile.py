@@ -1,0 +1,345 @@
+"""torch.compile(backend="tpu"): compiled code computes what eager tpu code
+computes (forward, loss, gradients, optimizer and BatchNorm state), graph
+breaks fall back to eager, a second call compiles nothing, and Inductor on
+tpu tensors says to use backend="tpu"."""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import os
+import sys
+
+import pytest
+import torch
+import torch._dynamo
+from torch import nn
+from torch._dynamo.utils import counters
+from torch.nn import functional as F
+
+import torch_tpu
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples"))
+
+TPU = "tpu"
+
+
+@pytest.fixture(autouse=True)
+def fresh_dynamo():
+    torch._dynamo.reset()
+    counters.clear()
+    yield
+    torch._dynamo.reset()
+
+
+def graphs_compiled() -> int:
+    return counters["stats"]["unique_graphs"]
+
+
+def programs_compiled() -> int:
+    return torch_tpu.runtime.cache_stats()["compiles"]
+
+
+def to_tpu(x):
+    if isinstance(x, (list, tuple)):
+        return type(x)(to_tpu(v) for v in x)
+    return x.to(TPU)
+
+
+def assert_close(actual, expected, **tol):
+    torch.testing.assert_close(actual.cpu(), expected.cpu(), **(tol or dict(rtol=1e-4, atol=1e-5)))
+
+
+# The example models, built small: (model, inputs, loss of the output).
+def _mingpt():
+    mingpt = importlib.import_module("mingpt")
+    cfg = mingpt.GPTConfig(vocab_size=16, block_size=8, n_layer=1, n_head=2, n_embd=16)
+    data = torch.randint(16, (2, 9), generator=torch.Generator().manual_seed(0))
+    return mingpt.GPT(cfg), (data[:, :-1], data[:, 1:]), lambda out: out[1]
+
+
+def _llama():
+    llama = importlib.import_module("llama")
+    cfg = llama.LlamaConfig(vocab_size=16, dim=16, n_layers=1, n_heads=2, n_kv_heads=1, hidden_dim=32,
+                            max_seq_len=8)
+    data = llama.sequences(cfg, 2, 9).to(TPU)
+    return llama.Llama(cfg), (data[:, :-1],), lambda out: F.cross_entropy(out.flatten(0, 1), data[:, 1:].flatten())
+
+
+def _resnet():
+    resnet = importlib.import_module("resnet")
+    x, y = resnet.images(4)
+    y = y.to(TPU)
+    return resnet.ResNet(widths=(4, 8, 8)), (x[:, :, :8, :8],), lambda out: F.cross_entropy(out, y)
+
+
+def _dlrm():
+    dlrm = importlib.import_module("dlrm")
+    dense, ids, labels = dlrm.clicks(4)
+    offsets = torch.arange(4) * dlrm.BAG_SIZE
+    labels = labels.to(TPU)
+    inputs = (dense, [i.flatten() for i in ids], [offsets] * len(ids))
+    return dlrm.DLRM(), inputs, lambda out: F.binary_cross_entropy_with_logits(out, labels)
+
+
+def _unet():
+    unet = importlib.import_module("unet")
+    noisy, clean = unet.noisy_images(1, size=8)
+    clean = clean.to(TPU)
+    return unet.UNet(widths=(4, 8)), (noisy,), lambda out: F.mse_loss(out, clean)
+
+
+EXAMPLES = {"mingpt": _mingpt, "llama": _llama, "resnet": _resnet, "dlrm": _dlrm, "unet": _unet}
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_example_forward_loss_gradients_match_eager(name):
+    torch.manual_seed(0)
+    model, inputs, loss_of = EXAMPLES[name]()
+    model, inputs = model.to(TPU), to_tpu(inputs)
+    compiled_model = copy.deepcopy(model)
+    compiled = torch.compile(compiled_model, backend="tpu")
+
+    expected_out, actual_out = model(*inputs), compiled(*inputs)
+    assert graphs_compiled() >= 1
+    for a, e in zip(torch.utils._pytree.tree_leaves(actual_out), torch.utils._pytree.tree_leaves(expected_out)):
+        assert_close(a, e)
+    expected, actual = loss_of(expected_out), loss_of(actual_out)
+    assert_close(actual, expected)
+    expected.backward()
+    actual.backward()
+    for (pname, p), q in zip(model.named_parameters(), compiled_model.parameters()):
+        assert q.grad is not None, pname
+        assert_close(q.grad, p.grad, rtol=1e-4, atol=1e-5)
+
+    # Same shapes again: no Dynamo graph and no device program is compiled.
+    graphs, programs = graphs_compiled(), programs_compiled()
+    compiled_model.zero_grad()
+    loss_of(compiled(*inputs)).backward()
+    assert (graphs_compiled(), programs_compiled()) == (graphs, programs)
+
+
+class BNDropNet(nn.Module):
+    """BatchNorm (running statistics) and dropout (the device generator)."""
+
+    def __init__(self):
+        super().__init__()
+        # No bias before the norm: its gradient is rounding noise, which
+        # Adam's normalized step would turn into differences of size lr.
+        self.fc1, self.bn, self.fc2 = nn.Linear(6, 16, bias=False), nn.BatchNorm1d(16), nn.Linear(16, 3)
+
+    def forward(self, x):
+        return self.fc2(F.dropout(F.relu(self.bn(self.fc1(x))), p=0.3, training=self.training))
+
+
+def train_step(model, opt, x, y):
+    opt.zero_grad(set_to_none=True)
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    opt.step()
+    return loss
+
+
+@pytest.mark.parametrize("optimizer", [torch.optim.Adam, torch.optim.AdamW])
+def test_whole_training_step_matches_eager(optimizer):
+    torch.manual_seed(0)
+    model = BNDropNet().to(TPU)
+    compiled_model = copy.deepcopy(model)
+    opt = optimizer(model.parameters(), lr=1e-2, capturable=True)
+    compiled_opt = optimizer(compiled_model.parameters(), lr=1e-2, capturable=True)
+    step = torch.compile(train_step, backend="tpu")
+    g = torch.Generator().manual_seed(1)
+    batches = [(torch.randn(8, 6, generator=g).to(TPU), torch.randint(3, (8,), generator=g).to(TPU))
+               for _ in range(3)]
+
+    for i, (x, y) in enumerate(batches):
+        # The same generator state on both sides: the same dropout masks.
+        torch.tpu.manual_seed(i)
+        expected = train_step(model, opt, x, y)
+        torch.tpu.manual_seed(i)
+        if i == 2:
+            graphs, programs = graphs_compiled(), programs_compiled()
+        actual = step(compiled_model, compiled_opt, x, y)
+        assert_close(actual, expected)
+    # The third step ran cached graphs and programs only.
+    assert (graphs_compiled(), programs_compiled()) == (graphs, programs)
+    for p, q in zip(model.parameters(), compiled_model.parameters()):
+        assert_close(q, p, rtol=1e-4, atol=1e-5)
+    for name in ("running_mean", "running_var", "num_batches_tracked"):
+        assert_close(getattr(compiled_model.bn, name), getattr(model.bn, name))
+
+
+def test_optimizer_step_writes_its_updates_with_one_op():
+    from collections import Counter
+
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class CountOps(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = Counter()
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops[func] += 1
+            return func(*args, **(kwargs or {}))
+
+    model = nn.Linear(4, 3).to(TPU)
+    model(torch.randn(2, 4, device=TPU)).sum().backward()
+    opt = torch.optim.Adam(model.parameters(), capturable=True)
+    step = torch.compile(opt.step, backend="tpu")
+    step()
+    with CountOps() as counted:
+        step()
+    aten = torch.ops.aten
+    # parameters, moments and step counts of weight and bias: one op
+    assert counted.ops[aten._foreach_copy_.default] == 1
+    assert counted.ops[aten.copy_.default] == 0
+
+
+def test_dropout_draws_from_the_device_generator():
+    f = torch.compile(lambda x: F.dropout(x, 0.5), backend="tpu")
+    x = torch.ones(64, device=TPU)
+    torch.tpu.manual_seed(3)
+    a = f(x).cpu()
+    b = f(x).cpu()
+    torch.tpu.manual_seed(3)
+    assert torch.equal(f(x).cpu(), a)
+    assert not torch.equal(a, b)
+    torch.tpu.manual_seed(3)
+    assert torch.equal(F.dropout(x, 0.5).cpu(), a)
+
+
+def test_graph_break_falls_back_to_eager():
+    def f(x):
+        y = x.sin() * 2
+        print("a graph break", end="\r")
+        return y.cos() + x
+
+    x = torch.randn(4, 5, device=TPU)
+    compiled = torch.compile(f, backend="tpu")
+    assert_close(compiled(x), f(x))
+    assert graphs_compiled() == 2
+    assert sum(counters["graph_break"].values()) >= 1
+
+
+def test_recompiles_only_when_a_guard_fails():
+    compiled = torch.compile(lambda x: (x * 3).relu().sum(0), backend="tpu", dynamic=False)
+    a, b = torch.randn(4, 3, device=TPU), torch.randn(5, 3, device=TPU)
+    compiled(a)
+    compiled(torch.randn(4, 3, device=TPU))
+    assert graphs_compiled() == 1
+    assert_close(compiled(b), (b * 3).relu().sum(0))  # a new shape fails the guard
+    assert graphs_compiled() == 2
+    compiled(a)
+    assert graphs_compiled() == 2
+
+
+def test_mark_dynamic_compiles_one_graph_for_all_sizes():
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2)).to(TPU)
+    compiled_model = copy.deepcopy(model)
+    compiled = torch.compile(compiled_model, backend="tpu")
+    for n in (3, 5):
+        x = torch.randn(n, 4, device=TPU)
+        torch._dynamo.mark_dynamic(x, 0)
+        actual, expected = compiled(x), model(x)
+        assert_close(actual, expected)
+        actual.sum().backward()
+        expected.sum().backward()
+    assert graphs_compiled() == 1
+    for p, q in zip(model.parameters(), compiled_model.parameters()):
+        assert_close(q.grad, p.grad)
+
+
+def test_default_dynamic_traces_one_symbolic_graph_after_a_new_shape():
+    compiled = torch.compile(lambda x: (x * x.shape[0]).cumsum(0), backend="tpu")
+    for n in (2, 3, 4, 5):
+        x = torch.randn(n, 3, device=TPU)
+        assert_close(compiled(x), (x * n).cumsum(0))
+    assert graphs_compiled() == 2  # the first, static one; then one for every size
+
+
+def test_results_do_not_depend_on_kernel_output_layouts():
+    # The traced (meta) layouts of an elementwise result on a transposed
+    # input and of an attention output allow views (AOTAutograd turns the
+    # reshape into one); the tpu kernels return other layouts for the same
+    # values. The CPU is the reference.
+    def f(q, k, v):
+        y = F.scaled_dot_product_attention(q, k, v).transpose(1, 2)
+        z = (q.transpose(1, 2) * 2).transpose(1, 2).view(2, 60)
+        return y.reshape(2, 5, 12), z
+
+    q, k, v = (torch.randn(2, 3, 5, 4) for _ in range(3))
+    out = torch.compile(f, backend="tpu")(*to_tpu((q, k, v)))
+    expected = (F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(2, 5, 12), (q * 2).reshape(2, 60))
+    for a, e in zip(out, expected):
+        assert_close(a, e)
+
+
+def test_inference_keeps_buffer_updates():
+    bn = nn.BatchNorm1d(4).to(TPU)
+    reference = copy.deepcopy(bn)
+    x = torch.randn(8, 4, device=TPU)
+    with torch.no_grad():
+        assert_close(torch.compile(bn, backend="tpu")(x), reference(x))
+    assert_close(bn.running_mean, reference.running_mean)
+    assert_close(bn.running_var, reference.running_var)
+
+
+def test_fused_mode_hooks_wrap_each_graph(monkeypatch):
+    # Each compiled graph runs inside eager_mode("fused") and ends with
+    # _materialize(), so it becomes one program once the runtime has them.
+    events = []
+
+    class FakeMode:
+        def __init__(self, mode):
+            events.append(("enter", mode))
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            events.append(("exit",))
+
+    monkeypatch.setattr(torch_tpu, "eager_mode", FakeMode, raising=False)
+    monkeypatch.setattr(torch_tpu, "_materialize", lambda: events.append(("materialize",)), raising=False)
+    x = torch.randn(3, device=TPU)
+    assert_close(torch.compile(lambda x: x.exp() + 1, backend="tpu")(x), x.exp() + 1)
+    assert events == [("enter", "fused"), ("materialize",), ("exit",)]
+    events.clear()
+    torch.compile(lambda x: x.exp() - 1, backend="tpu", options={"fuse": False})(x)
+    assert events == []
+
+
+def test_unknown_option_is_refused():
+    with pytest.raises(Exception, match="no option 'fusion'"):
+        torch.compile(lambda x: x + 1, backend="tpu", options={"fusion": True})(torch.ones(2, device=TPU))
+
+
+def test_decompositions_only_for_ops_without_a_tpu_lowering():
+    from torch_tpu._compile.decompositions import tpu_decompositions
+
+    table = tpu_decompositions()
+    aten = torch.ops.aten
+    assert aten.native_layer_norm.default not in table  # has a tpu lowering
+    assert aten._softmax.default not in table
+    assert all(not torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), "PrivateUse1") for op in table)
+
+
+def test_dynamo_sees_tpu_as_an_accelerator():
+    from torch._dynamo.device_interface import get_interface_for_device
+
+    from torch_tpu._compile.device_interface import TpuInterface
+
+    interface = get_interface_for_device("tpu")
+    assert interface is TpuInterface
+    assert interface.is_available() and interface.device_count() == torch.tpu.device_count()
+    assert interface.current_device() == torch.tpu.current_device()
+    assert interface.current_stream().device.type == TPU
+    interface.synchronize()
+    assert "tpu" in torch._dynamo.list_backends()
+
+
+def test_inductor_on_tpu_points_to_the_tpu_backend():
+    x = torch.randn(4, device=TPU)
+    with pytest.raises(Exception, match='backend="tpu"'):
+        torch.compile(lambda x: x.sin() * 2)(x)
