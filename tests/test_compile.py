@@ -285,29 +285,19 @@ def test_inference_keeps_buffer_updates():
     assert_close(bn.running_var, reference.running_var)
 
 
-def test_fused_mode_hooks_wrap_each_graph(monkeypatch):
-    # Each compiled graph runs inside eager_mode("fused") and ends with
-    # _materialize(), so it becomes one program once the runtime has them.
-    events = []
-
-    class FakeMode:
-        def __init__(self, mode):
-            events.append(("enter", mode))
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            events.append(("exit",))
-
-    monkeypatch.setattr(torch_tpu, "eager_mode", FakeMode, raising=False)
-    monkeypatch.setattr(torch_tpu, "_materialize", lambda: events.append(("materialize",)), raising=False)
+def test_each_graph_runs_as_one_fused_program():
     x = torch.randn(3, device=TPU)
-    assert_close(torch.compile(lambda x: x.exp() + 1, backend="tpu")(x), x.exp() + 1)
-    assert events == [("enter", "fused"), ("materialize",), ("exit",)]
-    events.clear()
+    torch.tpu.synchronize()
+    torch_tpu.reset_fused_stats()
+    out = torch.compile(lambda x: (x.exp() + 1).sin() * 2, backend="tpu")(x)
+    stats = torch_tpu.fused_stats()
+    assert stats["graphs_run"] == 1 and stats["materializations"]["explicit"] == 1
+    assert stats["ops_recorded"] >= 4
+    assert torch_tpu.get_eager_mode() == "strict"  # the caller's mode is back
+    assert_close(out, (x.exp() + 1).sin() * 2)
+    torch_tpu.reset_fused_stats()
     torch.compile(lambda x: x.exp() - 1, backend="tpu", options={"fuse": False})(x)
-    assert events == []
+    assert torch_tpu.fused_stats()["ops_recorded"] == 0
 
 
 def test_unknown_option_is_refused():

@@ -15,6 +15,7 @@
 #include "aten/deferred_checks.h"
 #include "aten/dtypes.h"
 #include "aten/op_runner.h"
+#include "aten/operand.h"
 #include "ops/broadcast.h"
 #include "runtime/runtime.h"
 
@@ -25,6 +26,17 @@ namespace {
 // Writes a tpu tensor `src` into tpu tensor `dst` (same device): dtype
 // conversion and broadcasting happen in the program.
 void copy_on_device(const at::Tensor& src, const at::Tensor& dst) {
+  // Whole storage to whole storage: device values are immutable (every
+  // write makes a new one), so dst can share src's value, in the type it
+  // was written with (an untyped storage copy, as deepcopy makes, keeps an
+  // i64 value i64 instead of turning it into bytes). No program runs.
+  const Operand from = make_operand(src, "aten::copy_");
+  const Operand to = make_operand(dst, "aten::copy_");
+  if (from.buffer && from.whole_storage && to.whole_storage && from.dtype == to.dtype &&
+      from.sizes == to.sizes && src.storage().nbytes() == dst.storage().nbytes()) {
+    storage_value(dst.storage()).set_value(from.buffer);
+    return;
+  }
   OpCall call{"aten::copy_", "", {src}, {}};
   const auto out_dims = dst.sizes().vec();
   const ElementType out_type = to_element_type(dst.scalar_type(), "aten::copy_");

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "aten/diagnostics.h"
+#include "aten/launch.h"
 #include "aten/op_runner.h"
 #include "runtime/config.h"
 #include "runtime/device_queue.h"
@@ -120,11 +121,13 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
     // Only results someone still holds become program outputs.
     std::vector<DeviceBufferPtr> live;
     std::vector<hlo::Value> values;
+    std::vector<size_t> output_of_result(results_.size(), kNotOutput);
     std::string key = std::move(key_);
     key.push_back('|');
     for (size_t i = 0; i < results_.size(); ++i) {
       DeviceBufferPtr buffer = results_[i].buffer.lock();
       if (!buffer || !buffer->pending() || buffer->source().get() != this) continue;
+      output_of_result[i] = live.size();
       live.push_back(std::move(buffer));
       values.push_back(results_[i].value);
       append_id(key, 'l', i);
@@ -140,14 +143,14 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
       return;
     }
 
-    donate_unshared_parameters(values, key);
+    const std::vector<int64_t> keep = alias_overwritten(output_of_result, values, key);
     std::vector<pjrt::c::Buffer*> args;
     args.reserve(parameters_.size());
     for (const DeviceBufferPtr& p : parameters_) args.push_back(p->get());
     const std::string name = describe();
     std::vector<pjrt::Buffer> outputs;
     try {
-      outputs = launch_program(key, name.c_str(), [&] { return text(values); }, args, device_);
+      outputs = launch_program_keeping(key, name.c_str(), [&] { return text(values); }, args, device_, keep);
     } catch (const std::exception& e) {
       error_ = e.what();
       throw;
@@ -172,7 +175,10 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
     if (!built_) {
       text_ = builder_.build(values);
       built_ = true;
-      note_compile("fused graph", [&] { return descriptions_.empty() ? op_names() : descriptions_; });
+      // Graphs are told apart by their first op: a training step's forward
+      // and backward graphs are not compared with each other.
+      const std::string family = std::string("fused graph from ") + (op_names_.empty() ? "nothing" : op_names_[0]);
+      note_compile(family, [&] { return descriptions_.empty() ? op_names() : descriptions_; });
       dump_program("fused_graph", text_);
     }
     return text_;
@@ -181,25 +187,54 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
   std::string last_text() { return ran_ && error_.empty() ? text(live_values_) : std::string(); }
 
  private:
-  // A parameter that only this graph still holds (its tensor was
-  // overwritten inside the graph: an optimizer step, add_, running stats)
-  // gives its memory to a result of the same type, so an in-place update
-  // needs no second buffer. The choice is part of the key.
-  void donate_unshared_parameters(const std::vector<hlo::Value>& values, std::string& key) {
-    std::vector<bool> taken(values.size());
-    for (size_t i = 0; i < parameters_.size(); ++i) {
-      if (parameters_[i].use_count() != 1) continue;
-      for (size_t j = 0; j < values.size(); ++j) {
-        if (taken[j] || !(values[j].type() == parameters_[i]->type())) continue;
-        taken[j] = true;
-        builder_.alias_parameter(static_cast<int64_t>(i), static_cast<int64_t>(j));
-        append_id(key, 'a', i);
-        append_id(key, 't', j);
+  // Aliases each overwritten parameter to the result that replaced it (when
+  // that result is an output); returns the aliased parameters that are
+  // still held elsewhere, which the launch must not donate.
+  std::vector<int64_t> alias_overwritten(const std::vector<size_t>& output_of_result,
+                                         const std::vector<hlo::Value>& values, std::string& key) {
+    std::vector<int64_t> keep;
+    std::vector<bool> aliased(parameters_.size()), taken(values.size());
+    for (const auto& [param, result] : overwrites_) {
+      const size_t out = output_of_result[result];
+      if (out == kNotOutput || aliased[param] || taken[out]) continue;
+      if (!(values[out].type() == parameters_[param]->type())) continue;
+      aliased[param] = taken[out] = true;
+      builder_.alias_parameter(static_cast<int64_t>(param), static_cast<int64_t>(out));
+      append_id(key, 'a', param);
+      append_id(key, 't', out);
+      if (parameters_[param].use_count() > 1) {
+        keep.push_back(static_cast<int64_t>(param));
+      } else {
         stats().buffers_donated++;
-        break;
       }
     }
+    return keep;
   }
+
+ public:
+  void overwrite(const DeviceBufferPtr& old, const DeviceBufferPtr& now) {
+    auto result = result_ids_.find(now.get());
+    if (result == result_ids_.end()) return;
+    if (old->pending() && old->source().get() == this) {
+      // A later update of the same storage (x.add_(1); x.mul_(3)): the
+      // parameter's memory goes to the storage's newest value.
+      const uint32_t previous = result_ids_.at(old.get());
+      for (auto& entry : overwrites_) {
+        if (entry.second != previous) continue;
+        entry.second = result->second;
+        append_id(key_, 'u', result->second);
+      }
+      return;
+    }
+    auto param = parameter_ids_.find(old.get());
+    if (param == parameter_ids_.end()) return;
+    overwrites_.emplace_back(param->second, result->second);
+    append_id(key_, 'w', param->second);
+    append_id(key_, 'v', result->second);
+  }
+
+ private:
+  static constexpr size_t kNotOutput = static_cast<size_t>(-1);
 
   struct Result {
     std::weak_ptr<DeviceBuffer> buffer;
@@ -259,6 +294,7 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
   // this graph before trusting it, and a new result at a reused address
   // overwrites the entry.
   std::unordered_map<const DeviceBuffer*, uint32_t> result_ids_;
+  std::vector<std::pair<uint32_t, uint32_t>> overwrites_;  // (parameter, result)
   std::vector<const char*> op_names_;
   std::vector<std::string> descriptions_;  // while recompiles are explained
   std::vector<hlo::Value> live_values_;      // the results, once run
@@ -294,6 +330,12 @@ std::vector<DeviceBufferPtr> record_op(int device, const char* op, const std::st
   std::shared_ptr<DeferredGraph> graph = slot;
   stats().ops_recorded++;
   return graph->record(op, op_key, emit, describe);
+}
+
+void note_overwrite(int device, const DeviceBufferPtr& old, const DeviceBufferPtr& now) {
+  std::lock_guard<std::recursive_mutex> lock(fused_mutex());
+  std::shared_ptr<DeferredGraph> graph = open_graph(device);
+  if (graph && now->source().get() == graph.get()) graph->overwrite(old, now);
 }
 
 void materialize_all(MaterializeReason reason) {

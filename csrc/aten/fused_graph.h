@@ -50,6 +50,13 @@ std::vector<runtime::DeviceBufferPtr> record_op(int device, const char* op, cons
 // The StableHLO text of the last fused graph that ran (empty if none).
 std::string last_graph_text();
 
+// An in-place op recorded on `device` replaced a storage's value `old` by
+// its pending result `now`. When `old` is a parameter of the graph, the
+// program aliases it to `now` (tf.aliasing_output) and the launch donates
+// it unless something besides the graph still holds it then: in-place
+// updates reuse their buffer. Part of the graph's key.
+void note_overwrite(int device, const runtime::DeviceBufferPtr& old, const runtime::DeviceBufferPtr& now);
+
 // Runs every device's pending graph.
 void materialize_all(MaterializeReason reason);
 

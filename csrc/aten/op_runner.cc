@@ -16,6 +16,7 @@
 #include "aten/dtypes.h"
 #include "aten/eager_mode.h"
 #include "aten/fused_graph.h"
+#include "aten/launch.h"
 #include "pjrt/error.h"
 #include "pjrt/executable.h"
 #include "runtime/device_queue.h"
@@ -254,6 +255,14 @@ std::vector<pjrt::Buffer> launch_program(const std::string& key, const char* op,
                                          const std::function<std::string()>& build,
                                          const std::vector<pjrt::c::Buffer*>& args, int device,
                                          std::vector<hlo::TensorType>* types) {
+  return launch_program_keeping(key, op, build, args, device, {}, types);
+}
+
+std::vector<pjrt::Buffer> launch_program_keeping(const std::string& key, const char* op,
+                                                 const std::function<std::string()>& build,
+                                                 const std::vector<pjrt::c::Buffer*>& args, int device,
+                                                 const std::vector<int64_t>& non_donatable,
+                                                 std::vector<hlo::TensorType>* types) {
   // A forked child shares no live PJRT threads with its parent: launching
   // would hang instead of failing.
   TORCH_CHECK(!in_bad_fork(), op, ": cannot use the tpu device in a forked subprocess; use the 'spawn' "
@@ -266,7 +275,7 @@ std::vector<pjrt::Buffer> launch_program(const std::string& key, const char* op,
   }
   pjrt::LoadedExecutable::Result result;
   try {
-    result = executable->execute(args, device);
+    result = executable->execute(args, device, non_donatable);
   } catch (const pjrt::PjrtError& e) {
     if (e.is_out_of_memory()) {
       throw c10::OutOfMemoryError({__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
@@ -389,6 +398,9 @@ std::vector<at::Tensor> run_op_into(const OpCall& call, const LoweringBody& body
   std::vector<at::Tensor> extras;
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (i < n) {
+      if (outputs[i]->pending() && p.operands[p.operands.size() - n + i].buffer) {
+        note_overwrite(p.device.index(), p.operands[p.operands.size() - n + i].buffer, outputs[i]);
+      }
       storage_value(dsts[i].storage()).set_value(std::move(outputs[i]));
     } else {
       extras.push_back(tensor_from_value(std::move(outputs[i]), p.device));
