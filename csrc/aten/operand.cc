@@ -3,7 +3,10 @@
 #include <ATen/TensorUtils.h>
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <cstring>
+#include <numeric>
+#include <optional>
 
 #include "aten/allocator.h"
 #include "aten/dtypes.h"
@@ -86,6 +89,55 @@ hlo::Value view_indices(hlo::Builder& b, const Operand& o) {
   return b.reshape(index, shape);
 }
 
+// A view whose dims, ordered by stride, nest (each stride a multiple of the
+// next one, by at least the next dim's size) is a slice of the flat
+// storage, reshaped, cut per dim, transposed into place and broadcast along
+// its 0-stride dims: no gather. Transposes, permutes, stepped slices,
+// narrow, select, diagonal and expand are all of this kind; overlapping
+// views (unfold with a step below the size) are not, and return nullopt.
+std::optional<hlo::Value> read_nested_view(hlo::Builder& b, const hlo::Value& flat, const Operand& o) {
+  std::vector<int64_t> dims;  // the view dims that step through memory
+  for (size_t d = 0; d < o.sizes.size(); ++d) {
+    if (o.strides[d] < 0) return std::nullopt;
+    if (o.sizes[d] > 1 && o.strides[d] != 0) dims.push_back(static_cast<int64_t>(d));
+  }
+  std::stable_sort(dims.begin(), dims.end(), [&](int64_t x, int64_t y) { return o.strides[x] > o.strides[y]; });
+  const size_t k = dims.size();
+  std::vector<int64_t> size(k), stride(k);
+  for (size_t i = 0; i < k; ++i) {
+    size[i] = o.sizes[dims[i]];
+    stride[i] = o.strides[dims[i]];
+    if (i > 0 && (stride[i - 1] % stride[i] != 0 || stride[i - 1] / stride[i] < size[i])) return std::nullopt;
+  }
+  hlo::Value part;
+  if (k == 0) {
+    part = b.reshape(b.slice(flat, {o.offset}, {o.offset + 1}, {1}), {});
+  } else {
+    const int64_t span = stride[0] * size[0];
+    const int64_t n = flat.dims()[0];
+    hlo::Value base = flat;
+    if (o.offset + span > n) {
+      hlo::Value zero = b.constant_splat_int(0, hlo::TensorType::scalar(flat.dtype()));
+      base = b.pad(flat, zero, {0}, {o.offset + span - n}, {0});
+    }
+    part = b.slice(base, {o.offset}, {o.offset + span}, {1});
+    // [size0, stride0/stride1, ..., stride(k-2)/stride(k-1), stride(k-1)]
+    std::vector<int64_t> nested{size[0]};
+    for (size_t i = 1; i < k; ++i) nested.push_back(stride[i - 1] / stride[i]);
+    nested.push_back(stride[k - 1]);
+    part = b.reshape(part, nested);
+    std::vector<int64_t> limits(size);
+    limits.push_back(1);
+    part = b.reshape(b.slice(part, std::vector<int64_t>(k + 1, 0), limits, std::vector<int64_t>(k + 1, 1)), size);
+    std::vector<int64_t> order(k);  // part dim for each kept view dim, in view order
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return dims[x] < dims[y]; });
+    if (!std::is_sorted(dims.begin(), dims.end())) part = b.transpose(part, order);
+  }
+  std::sort(dims.begin(), dims.end());
+  return b.broadcast_in_dim(part, o.sizes, dims);
+}
+
 }  // namespace
 
 Operand make_operand(const at::Tensor& t, const char* op) {
@@ -137,6 +189,7 @@ hlo::Value read_operand(hlo::Builder& b, const Operand& o, const BindBuffer& bin
     hlo::Value part = b.slice(flat, {o.offset}, {o.offset + numel(o.sizes)}, {1});
     return b.reshape(part, o.sizes);
   }
+  if (auto view = read_nested_view(b, flat, o)) return *view;
   hlo::GatherDims dims;
   dims.collapsed_slice_dims = {0};
   dims.start_index_map = {0};
