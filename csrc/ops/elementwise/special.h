@@ -1,7 +1,8 @@
 // Lowerings of the float unary math ops beyond the basic set in unary.h:
 // inverse and hyperbolic trigonometry, exp2, erfc, the gamma family
 // (lgamma, digamma, polygamma), modified Bessel functions (i0, i0e, i1,
-// i1e), sinc, entr and logit. Each takes the operand's logical value and
+// i1e), the error-function family (erfcx, ndtri, log_ndtr), spherical
+// Bessel j0, sinc, entr and logit. Each takes the operand's logical value and
 // the float dtype of the result (the glue promotes integer inputs to the
 // default float dtype); bf16 / f16 compute in f32 and round once, like
 // PyTorch's CPU kernels. Special values (poles, infinities, zeros) follow
@@ -34,6 +35,12 @@ enum class SpecialOp : uint8_t {
   kI1e,
   kSinc,
   kEntr,
+  kModifiedBesselI0,  // torch.special's names for i0 and i1
+  kModifiedBesselI1,
+  kErfcx,
+  kNdtri,
+  kLogNdtr,
+  kSphericalBesselJ0,
 };
 
 // `x` converted to `out` (a float type), then the op.
