@@ -176,3 +176,30 @@ def test_max_unpool_and_im2col():
     assert_same(lambda t: F.unfold(t, 3), rand((3, 5, 5)))
     assert_same(lambda t: F.unfold(t, 9), rand((1, 3, 5, 5)))  # error on both
     assert_grad(lambda t: F.unfold(t, 2, stride=2), rand((1, 2, 4, 4)))
+
+
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_index_reduce(reduce, include_self):
+    x, src = rand((5, 3)), rand((4, 3), seed=1)
+    index = torch.tensor([0, 4, 2, 0])
+    fn = lambda s, i, v: s.index_reduce(0, i, v, reduce, include_self=include_self)
+    assert_same(fn, x, index, src, **TOL)
+    assert_same(lambda s, i, v: s.index_reduce(1, i, v, reduce, include_self=include_self), x.t(), index, src.t(),
+                **TOL)
+    assert_same(lambda s, i, v: s.clone().index_reduce_(0, i, v, reduce), torch.arange(10).reshape(5, 2),
+                index, torch.arange(8).reshape(4, 2))
+    assert_same(lambda s, i, v: s.index_reduce(0, i, v, "sum"), x, index, src)  # error on both
+
+
+def test_complex_and_polar():
+    a, b = rand((3, 4)), rand((4,), seed=1)
+    assert_same(torch.complex, a, b, **TOL)
+    assert_same(torch.polar, a.abs(), b, **TOL)
+    assert_same(torch.complex, a, b.double())  # error on both
+    ac, bc = a.clone().requires_grad_(), b.clone().requires_grad_()
+    at_, bt = to_tpu(a).requires_grad_(), to_tpu(b).requires_grad_()
+    (torch.view_as_real(torch.complex(ac, bc)) ** 2 * torch.tensor([1.0, 3.0])).sum().backward()
+    (torch.view_as_real(torch.complex(at_, bt)) ** 2 * to_tpu(torch.tensor([1.0, 3.0]))).sum().backward()
+    torch.testing.assert_close(at_.grad.cpu(), ac.grad, **TOL)
+    torch.testing.assert_close(bt.grad.cpu(), bc.grad, **TOL)

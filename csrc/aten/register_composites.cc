@@ -4,7 +4,9 @@
 // norm (the legacy torch.norm kernels), channel_shuffle, unfold_backward,
 // angle of real tensors, logspace, max_unpool2d / 3d (a scatter),
 // im2col (strided slices stacked), col2im, _efficientzerotensor; plus one
-// lowering of its own, conj_physical (torch.fft.ihfft2 and friends need it),
+// index_reduce (a scatter_reduce with the index spread along dim); and
+// small lowerings of their own: conj_physical (torch.fft.ihfft2 and friends
+// need it), complex and polar;
 // and ATen's own view_as_real / view_as_complex (metadata-only views; a
 // program reads the complex storage through them as float pairs). They cost a few launches in strict
 // eager and fuse like any other ops in fused eager and torch.compile.
@@ -35,6 +37,7 @@
 #include <ATen/ops/ones_like.h>
 #include <ATen/ops/pow.h>
 #include <ATen/ops/scalar_tensor.h>
+#include <ATen/ops/scatter_reduce.h>
 #include <ATen/ops/sub.h>
 #include <ATen/ops/sum.h>
 #include <ATen/ops/view_as_complex_native.h>
@@ -46,12 +49,14 @@
 #include <c10/core/ScalarType.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <tuple>
 #include <vector>
 
 #include "aten/op_runner.h"
+#include "ops/broadcast.h"
 
 namespace torch_tpu::aten {
 
@@ -412,6 +417,61 @@ Tensor& tpu_conj_physical_(Tensor& self) {
   return self;
 }
 
+// ---- index_reduce -------------------------------------------------------------------
+
+Tensor& tpu_index_reduce_out(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                             c10::string_view reduce, bool include_self, Tensor& out) {
+  TORCH_CHECK(reduce == "prod" || reduce == "mean" || reduce == "amax" || reduce == "amin",
+              "index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got ", reduce, ".");
+  dim = at::maybe_wrap_dim(dim, self.dim());
+  TORCH_CHECK(index.dim() <= 1, "index_reduce_(): Index should have dimension 1 or 0 (got ", index.dim(), ")");
+  TORCH_CHECK(index.scalar_type() == at::kLong || index.scalar_type() == at::kInt,
+              "index_reduce_(): Expected dtype int32/int64 for index but got: ", index.scalar_type());
+  TORCH_CHECK(self.scalar_type() == source.scalar_type(), "index_reduce_(): self (", self.scalar_type(),
+              ") and source (", source.scalar_type(), ") must have the same scalar type");
+  TORCH_CHECK(self.dim() == source.dim() || (self.dim() <= 1 && source.dim() <= 1),
+              "index_reduce_(): Source and self must have the same number of dimensions");
+  const int64_t count = source.dim() == 0 ? 1 : source.size(dim);
+  TORCH_CHECK(index.numel() == count, "index_reduce_(): Number of indices (", index.numel(),
+              ") should be equal to source.size(dim) (", count, ")");
+  // Source element i along dim goes to self's index[i] along dim.
+  std::vector<int64_t> spread(std::max<int64_t>(source.dim(), 1), 1);
+  spread[source.dim() == 0 ? 0 : dim] = index.numel();
+  Tensor idx = index.to(at::kLong).reshape(spread);
+  if (source.dim() > 0) idx = idx.expand(source.sizes());
+  Tensor src = source.dim() == 0 ? source.reshape({1}) : source;
+  Tensor base = self.dim() == 0 ? self.reshape({1}) : self;
+  Tensor r = at::scatter_reduce(base, self.dim() == 0 ? 0 : dim, idx, src, reduce, include_self);
+  return write(out, self.dim() == 0 ? r.reshape({}) : r);
+}
+
+// ---- complex, polar ----------------------------------------------------------------
+
+Tensor complex_like(const char* op, const Tensor& a, const Tensor& b, bool from_polar) {
+  TORCH_CHECK(a.scalar_type() == b.scalar_type(), "Expected object of scalar type ", a.scalar_type(),
+              " but got scalar type ", b.scalar_type(), " for second argument");
+  TORCH_CHECK(a.scalar_type() == at::kFloat || a.scalar_type() == at::kDouble,
+              "Expected both inputs to be Half, Float or Double tensors but got ", a.scalar_type(), " and ",
+              b.scalar_type());
+  return run_op(OpCall{op, "", {a, b}, {}},
+                [from_polar](hlo::Builder& bld, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
+                  const std::vector<int64_t> dims = ops::broadcast_shapes(t[0].dims(), t[1].dims(), "aten::complex");
+                  hlo::Value x = ops::broadcast_to(bld, t[0], dims), y = ops::broadcast_to(bld, t[1], dims);
+                  if (from_polar) return std::vector<hlo::Value>{
+                      bld.complex(bld.multiply(x, bld.cosine(y)), bld.multiply(x, bld.sine(y)))};
+                  return std::vector<hlo::Value>{bld.complex(x, y)};
+                })
+      .at(0);
+}
+
+Tensor& tpu_complex_out(const Tensor& real, const Tensor& imag, Tensor& out) {
+  return write(out, complex_like("aten::complex", real, imag, false));
+}
+
+Tensor& tpu_polar_out(const Tensor& abs, const Tensor& angle, Tensor& out) {
+  return write(out, complex_like("aten::polar", abs, angle, true));
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -447,6 +507,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("conj_physical.out", tpu_conj_physical_out);
   m.impl("conj_physical_", tpu_conj_physical_);
   m.impl("view_as_real", at::native::view_as_real);
+  m.impl("index_reduce.out", tpu_index_reduce_out);
+  m.impl("complex.out", tpu_complex_out);
+  m.impl("polar.out", tpu_polar_out);
   m.impl("view_as_complex", at::native::view_as_complex);
 }
 
