@@ -203,3 +203,21 @@ def test_complex_and_polar():
     (torch.view_as_real(torch.complex(at_, bt)) ** 2 * to_tpu(torch.tensor([1.0, 3.0]))).sum().backward()
     torch.testing.assert_close(at_.grad.cpu(), ac.grad, **TOL)
     torch.testing.assert_close(bt.grad.cpu(), bc.grad, **TOL)
+
+
+@pytest.mark.parametrize("p", [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, math.inf])
+def test_cdist_pdist(p):
+    x1, x2 = rand((2, 4, 3)), rand((5, 3), seed=1)
+    x1[0, 1] = x2[2]  # a zero distance
+    assert_same(lambda a, b: torch.cdist(a, b, p=p), x1, x2, **TOL)
+    assert_same(lambda a: F.pdist(a, p=p), x2, **TOL)
+    if p != 0:
+        ac, bc = x1.clone().requires_grad_(), x2.clone().requires_grad_()
+        at_, bt = to_tpu(x1).requires_grad_(), to_tpu(x2).requires_grad_()
+        g = rand((2, 4, 5), seed=3)
+        torch.cdist(ac, bc, p=p).backward(g)
+        torch.cdist(at_, bt, p=p).backward(to_tpu(g))
+        torch.testing.assert_close(at_.grad.cpu(), ac.grad, rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(bt.grad.cpu(), bc.grad, rtol=1e-4, atol=1e-4)
+        assert_grad(lambda a: F.pdist(a, p=p), rand((5, 3), seed=4), rtol=1e-4, atol=1e-4)
+    assert_same(lambda a, b: torch.cdist(a, b), rand((2, 3)), rand((2, 4)))  # error on both

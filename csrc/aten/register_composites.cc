@@ -4,12 +4,15 @@
 // norm (the legacy torch.norm kernels), channel_shuffle, unfold_backward,
 // angle of real tensors, logspace, max_unpool2d / 3d (a scatter),
 // im2col (strided slices stacked), col2im, _efficientzerotensor; plus one
-// index_reduce (a scatter_reduce with the index spread along dim); and
+// index_reduce (a scatter_reduce with the index spread along dim),
+// _cdist_forward / _pdist_forward and their backward (over all pairwise
+// differences); and
 // small lowerings of their own: conj_physical (torch.fft.ihfft2 and friends
 // need it), complex and polar;
 // and ATen's own view_as_real / view_as_complex (metadata-only views; a
 // program reads the complex storage through them as float pairs). They cost a few launches in strict
 // eager and fuse like any other ops in fused eager and torch.compile.
+#include <ATen/ExpandUtils.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/core/Tensor.h>
@@ -25,6 +28,7 @@
 #include <ATen/ops/constant_pad_nd.h>
 #include <ATen/ops/scatter.h>
 #include <ATen/ops/stack.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/eq.h>
 #include <ATen/ops/full_like.h>
 #include <ATen/ops/isnan.h>
@@ -40,6 +44,7 @@
 #include <ATen/ops/scatter_reduce.h>
 #include <ATen/ops/sub.h>
 #include <ATen/ops/sum.h>
+#include <ATen/ops/triu_indices.h>
 #include <ATen/ops/view_as_complex_native.h>
 #include <ATen/ops/view_as_real_native.h>
 #include <ATen/ops/where.h>
@@ -472,6 +477,84 @@ Tensor& tpu_polar_out(const Tensor& abs, const Tensor& angle, Tensor& out) {
   return write(out, complex_like("aten::polar", abs, angle, true));
 }
 
+// ---- cdist / pdist --------------------------------------------------------------------
+
+// The p-norm of the last dim of pairwise differences, as CPU defines it for
+// p = 0 (count of nonzeros), 1, 2, inf and any other p.
+Tensor p_norm_last(const Tensor& diff, double p) {
+  if (p == 0) return at::sum(at::ne(diff, 0), {-1}, false, diff.scalar_type());
+  const Tensor a = diff.abs();
+  if (std::isinf(p)) return at::amax(a, {-1});
+  if (p == 1) return at::sum(a, {-1});
+  if (p == 2) return at::sum(a * a, {-1}).sqrt();
+  return at::sum(a.pow(p), {-1}).pow(1.0 / p);
+}
+
+// d dist / d x1 of each pair (diff = x1 - x2), 0 where dist is 0.
+Tensor p_norm_grad(const Tensor& diff, const Tensor& dist, double p) {
+  const Tensor d = dist.unsqueeze(-1);
+  const Tensor zero = at::zeros_like(diff);
+  if (p == 0) return zero;
+  if (p == 1) return diff.sign();
+  if (std::isinf(p)) return diff.sign() * at::eq(diff.abs(), d);
+  Tensor g;
+  if (p == 2) {
+    g = diff / d;
+  } else if (p < 2) {
+    g = at::where(at::eq(diff, 0), zero, diff.sign() * diff.abs().pow(p - 1) / d.pow(p - 1));
+  } else {
+    g = diff * diff.abs().pow(p - 2) / d.pow(p - 1);
+  }
+  return at::where(at::eq(d, 0), zero, g);
+}
+
+void check_distance_input(const Tensor& x, double p, const char* api) {
+  TORCH_CHECK(c10::isFloatingType(x.scalar_type()), api, " only supports floating-point dtypes, X1 got: ",
+              x.scalar_type());
+  TORCH_CHECK(p >= 0, api, " only supports non-negative p values");
+}
+
+Tensor tpu_cdist_forward(const Tensor& x1, const Tensor& x2, double p, std::optional<int64_t>) {
+  check_distance_input(x1, p, "cdist");
+  TORCH_CHECK(x1.dim() >= 2 && x2.dim() >= 2, "cdist only supports at least 2D tensors, X1 got: ", x1.dim(), "D");
+  TORCH_CHECK(x1.size(-1) == x2.size(-1), "X1 and X2 must have the same number of columns. X1: ", x1.size(-1),
+              " X2: ", x2.size(-1));
+  TORCH_CHECK(x1.scalar_type() == x2.scalar_type(), "cdist: X1 and X2 must have the same dtype");
+  return p_norm_last(x1.unsqueeze(-2) - x2.unsqueeze(-3), p);
+}
+
+Tensor tpu_cdist_backward(const Tensor& grad, const Tensor& x1, const Tensor& x2, double p, const Tensor& cdist) {
+  const Tensor diff = x1.unsqueeze(-2) - x2.unsqueeze(-3);
+  const Tensor g = at::sum(grad.unsqueeze(-1) * p_norm_grad(diff, cdist, p), {-2});
+  return at::sum_to(g, x1.sizes());
+}
+
+// The (i < j) pairs of rows, in row-major order, as CPU lists them.
+std::pair<Tensor, Tensor> upper_pairs(int64_t n, c10::Device device) {
+  const Tensor ij = at::triu_indices(n, n, 1, at::TensorOptions().dtype(at::kLong)).to(device);
+  return {ij.select(0, 0), ij.select(0, 1)};
+}
+
+Tensor tpu_pdist_forward(const Tensor& self, double p) {
+  TORCH_CHECK(self.dim() == 2, "pdist only supports 2D tensors, got: ", self.dim(), "D");
+  check_distance_input(self, p, "pdist");
+  const int64_t n = self.size(0);
+  if (n <= 1) return at::empty({0}, self.options());
+  auto [i, j] = upper_pairs(n, self.device());
+  return p_norm_last(self.index_select(0, i) - self.index_select(0, j), p);
+}
+
+// Each row gets the gradient of its pairs with the rows after it (+) and
+// before it (the same formula, the difference negated).
+Tensor tpu_pdist_backward(const Tensor& grad, const Tensor& self, double p, const Tensor& pdist) {
+  const int64_t n = self.size(0);
+  if (n <= 1 || pdist.numel() == 0) return at::zeros_like(self);
+  auto [i, j] = upper_pairs(n, self.device());
+  const Tensor diff = self.index_select(0, i) - self.index_select(0, j);
+  const Tensor g = grad.unsqueeze(-1) * p_norm_grad(diff, pdist, p);
+  return at::zeros_like(self).index_add(0, i, g).index_add(0, j, -g);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -510,6 +593,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("index_reduce.out", tpu_index_reduce_out);
   m.impl("complex.out", tpu_complex_out);
   m.impl("polar.out", tpu_polar_out);
+  m.impl("_cdist_forward", tpu_cdist_forward);
+  m.impl("_cdist_backward", tpu_cdist_backward);
+  m.impl("_pdist_forward", tpu_pdist_forward);
+  m.impl("_pdist_backward", tpu_pdist_backward);
   m.impl("view_as_complex", at::native::view_as_complex);
 }
 
