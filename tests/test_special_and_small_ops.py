@@ -221,3 +221,10 @@ def test_cdist_pdist(p):
         torch.testing.assert_close(bt.grad.cpu(), bc.grad, rtol=1e-4, atol=1e-4)
         assert_grad(lambda a: F.pdist(a, p=p), rand((5, 3), seed=4), rtol=1e-4, atol=1e-4)
     assert_same(lambda a, b: torch.cdist(a, b), rand((2, 3)), rand((2, 4)))  # error on both
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16], ids=str)
+def test_frexp(dtype):
+    x = torch.tensor([0.0, -0.0, 1.0, -3.5, 0.75, 1e-3, 1e30, 1e-40, -1e-42, math.inf, -math.inf, math.nan, 6.0])
+    assert_same(torch.frexp, x.to(dtype))
+    assert_same(torch.frexp, torch.arange(3))  # error on both

@@ -8,7 +8,7 @@
 // _cdist_forward / _pdist_forward and their backward (over all pairwise
 // differences); and
 // small lowerings of their own: conj_physical (torch.fft.ihfft2 and friends
-// need it), complex and polar;
+// need it), complex, polar and frexp;
 // and ATen's own view_as_real / view_as_complex (metadata-only views; a
 // program reads the complex storage through them as float pairs). They cost a few launches in strict
 // eager and fuse like any other ops in fused eager and torch.compile.
@@ -62,6 +62,7 @@
 
 #include "aten/op_runner.h"
 #include "ops/broadcast.h"
+#include "ops/elementwise/special.h"
 
 namespace torch_tpu::aten {
 
@@ -555,6 +556,25 @@ Tensor tpu_pdist_backward(const Tensor& grad, const Tensor& self, double p, cons
   return at::zeros_like(self).index_add(0, i, g).index_add(0, j, -g);
 }
 
+// ---- frexp -----------------------------------------------------------------------------
+
+std::tuple<Tensor&, Tensor&> tpu_frexp_out(const Tensor& self, Tensor& mantissa, Tensor& exponent) {
+  TORCH_CHECK(c10::isFloatingType(self.scalar_type()),
+              "torch.frexp() only supports floating-point dtypes");
+  TORCH_CHECK(mantissa.scalar_type() == self.scalar_type(), "torch.frexp() expects mantissa to have dtype ",
+              self.scalar_type(), " but got ", mantissa.scalar_type());
+  TORCH_CHECK(exponent.scalar_type() == at::kInt, "torch.frexp() expects exponent to have int dtype but got ",
+              exponent.scalar_type());
+  auto r = run_op(OpCall{"aten::frexp", "", {self}, {}},
+                  [](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
+                    auto [m, e] = ops::lower_frexp(b, t[0]);
+                    return std::vector<hlo::Value>{m, e};
+                  });
+  write(mantissa, r[0]);
+  write(exponent, r[1]);
+  return {mantissa, exponent};
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -593,6 +613,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("index_reduce.out", tpu_index_reduce_out);
   m.impl("complex.out", tpu_complex_out);
   m.impl("polar.out", tpu_polar_out);
+  m.impl("frexp.Tensor_out", tpu_frexp_out);
   m.impl("_cdist_forward", tpu_cdist_forward);
   m.impl("_cdist_backward", tpu_cdist_backward);
   m.impl("_pdist_forward", tpu_pdist_forward);

@@ -1,6 +1,7 @@
 #include "ops/elementwise/special.h"
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "ops/broadcast.h"
@@ -246,6 +247,40 @@ hlo::Value special(hlo::Builder& b, SpecialOp op, const hlo::Value& x) {
 hlo::Value lower_special(hlo::Builder& b, SpecialOp op, const hlo::Value& input, ElementType out) {
   const hlo::Value x = convert_to(b, input, elementwise_compute_type(out));
   return convert_to(b, special(b, op, x), out);
+}
+
+std::pair<hlo::Value, hlo::Value> lower_frexp(hlo::Builder& b, const hlo::Value& input) {
+  // Integer operations on the bits only: XLA's CPU code treats subnormal
+  // inputs of float arithmetic as zero. f16 / bf16 go through f32 (their
+  // values and mantissas are exact there and back).
+  const bool f64 = input.dtype() == ElementType::kF64;
+  const hlo::Value x = f64 ? input : convert_to(b, input, ElementType::kF32);
+  const ElementType int_type = f64 ? ElementType::kS64 : ElementType::kS32;
+  const int width = f64 ? 64 : 32, fraction_bits = f64 ? 52 : 23;
+  const int64_t exponent_max = f64 ? 0x7ff : 0xff, half_exponent = f64 ? 1022 : 126;
+  const int64_t fraction_mask = (int64_t{1} << fraction_bits) - 1;
+  const hlo::TensorType ints(int_type, x.dims());
+  auto c = [&](int64_t v) { return b.constant_splat_int(v, ints); };
+  hlo::Value bits = b.bitcast_convert(x, ints);
+  hlo::Value sign = b.and_(bits, c(std::numeric_limits<int64_t>::min() >> (64 - width)));
+  hlo::Value biased = b.and_(b.shift_right_logical(bits, c(fraction_bits)), c(exponent_max));
+  hlo::Value fraction = b.and_(bits, c(fraction_mask));
+  // Normal: x = 1.f * 2^(E - bias) = 0.1f * 2^(E - bias + 1).
+  hlo::Value e = b.subtract(biased, c(half_exponent));
+  // Subnormal: the top set bit p of f makes x = 1.xxx * 2^(p - fraction_bits - bias + 1).
+  hlo::Value top = b.subtract(c(width - 1), b.count_leading_zeros(fraction));
+  hlo::Value sub_e = b.subtract(top, c(fraction_bits + half_exponent - 1));
+  hlo::Value sub_fraction = b.and_(b.shift_left(fraction, b.subtract(c(fraction_bits), top)), c(fraction_mask));
+  hlo::Value subnormal = b.compare(biased, c(0), "EQ");
+  e = b.select(subnormal, sub_e, e);
+  fraction = b.select(subnormal, sub_fraction, fraction);
+  hlo::Value m_bits = b.or_(b.or_(sign, c(half_exponent << fraction_bits)), fraction);
+  // Zeros, infinities and NaN come back as they are, with exponent 0.
+  hlo::Value zero = b.compare(b.and_(bits, c(~(std::numeric_limits<int64_t>::min() >> (64 - width)))), c(0), "EQ");
+  hlo::Value plain = b.or_(zero, b.compare(biased, c(exponent_max), "EQ"));
+  hlo::Value m = b.bitcast_convert(b.select(plain, bits, m_bits), x.type());
+  e = b.select(plain, c(0), e);
+  return {convert_to(b, m, input.dtype()), convert_to(b, e, ElementType::kS32)};
 }
 
 hlo::Value lower_polygamma(hlo::Builder& b, int64_t n, const hlo::Value& input, ElementType out) {

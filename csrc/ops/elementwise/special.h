@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 
 #include "hlo/builder.h"
 
@@ -45,6 +46,10 @@ enum class SpecialOp : uint8_t {
 
 // `x` converted to `out` (a float type), then the op.
 hlo::Value lower_special(hlo::Builder& b, SpecialOp op, const hlo::Value& x, ElementType out);
+
+// (mantissa, exponent) with x = mantissa * 2^exponent, |mantissa| in
+// [0.5, 1), as std::frexp: zero, inf and NaN give (x, 0). exponent is i32.
+std::pair<hlo::Value, hlo::Value> lower_frexp(hlo::Builder& b, const hlo::Value& x);
 
 // The n-th derivative of digamma (n >= 0).
 hlo::Value lower_polygamma(hlo::Builder& b, int64_t n, const hlo::Value& x, ElementType out);
