@@ -22,7 +22,8 @@ def cplx(shape, seed=0, dtype=torch.complex64):
 
 
 @pytest.mark.parametrize("norm", [None, "ortho", "forward", "backward"])
-@pytest.mark.parametrize("fn", [torch.fft.fft, torch.fft.ifft, torch.fft.rfft, torch.fft.ihfft], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("fn", [torch.fft.fft, torch.fft.ifft, torch.fft.rfft, torch.fft.ihfft],
+                         ids=lambda f: f.__name__)
 def test_real_input_1d(fn, norm):
     assert_same(lambda x: fn(x, norm=norm), real((3, 8)), **TOL)
     assert_same(lambda x: fn(x, n=5, dim=0, norm=norm), real((3, 8)), **TOL)  # padded
@@ -30,7 +31,8 @@ def test_real_input_1d(fn, norm):
 
 
 @pytest.mark.parametrize("norm", [None, "ortho", "forward"])
-@pytest.mark.parametrize("fn", [torch.fft.fft, torch.fft.ifft, torch.fft.irfft, torch.fft.hfft], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("fn", [torch.fft.fft, torch.fft.ifft, torch.fft.irfft, torch.fft.hfft],
+                         ids=lambda f: f.__name__)
 def test_complex_input_1d(fn, norm):
     assert_same(lambda x: fn(x, norm=norm), cplx((4, 6)), **TOL)
     assert_same(lambda x: fn(x, n=7, norm=norm), cplx((4, 6)), **TOL)
@@ -40,7 +42,8 @@ def test_complex_input_1d(fn, norm):
 @pytest.mark.parametrize("fn", [torch.fft.fft2, torch.fft.ifft2, torch.fft.rfft2, torch.fft.irfft2, torch.fft.hfft2,
                                 torch.fft.ihfft2], ids=lambda f: f.__name__)
 def test_2d(fn):
-    x = cplx((2, 5, 6)) if fn in (torch.fft.irfft2, torch.fft.hfft2, torch.fft.fft2, torch.fft.ifft2) else real((2, 5, 6))
+    complex_input = fn in (torch.fft.irfft2, torch.fft.hfft2, torch.fft.fft2, torch.fft.ifft2)
+    x = cplx((2, 5, 6)) if complex_input else real((2, 5, 6))
     assert_same(fn, x, **TOL)
     assert_same(lambda t: fn(t, dim=(0, 2), norm="ortho"), x, **TOL)
     assert_same(lambda t: fn(t, s=(4, 4)), x, **TOL)

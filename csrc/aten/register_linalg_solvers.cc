@@ -62,7 +62,8 @@ void check_matrix(const Tensor& a, const char* api, const char* name, bool squar
 }
 
 void check_same_dtype(const Tensor& a, const Tensor& b, const char* api) {
-  TORCH_CHECK(a.scalar_type() == b.scalar_type(), api, ": Expected A and B to have the same dtype, but found A of type ",
+  TORCH_CHECK(a.scalar_type() == b.scalar_type(), api,
+              ": Expected A and B to have the same dtype, but found A of type ",
               a.scalar_type(), " and B of type ", b.scalar_type(), " instead");
 }
 

@@ -250,13 +250,17 @@ BinarySpec binary_spec(BinaryMathOp op) {
     case BinaryMathOp::kChebyshevW:
       return {"aten::special_chebyshev_polynomial_w", "chebyshev_polynomial_w_cpu", Rule::kIntToFloat, false};
     case BinaryMathOp::kShiftedChebyshevT:
-      return {"aten::special_shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_t_cpu", Rule::kIntToFloat, false};
+      return {"aten::special_shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_t_cpu", Rule::kIntToFloat,
+              false};
     case BinaryMathOp::kShiftedChebyshevU:
-      return {"aten::special_shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_u_cpu", Rule::kIntToFloat, false};
+      return {"aten::special_shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_u_cpu", Rule::kIntToFloat,
+              false};
     case BinaryMathOp::kShiftedChebyshevV:
-      return {"aten::special_shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_v_cpu", Rule::kIntToFloat, false};
+      return {"aten::special_shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_v_cpu", Rule::kIntToFloat,
+              false};
     case BinaryMathOp::kShiftedChebyshevW:
-      return {"aten::special_shifted_chebyshev_polynomial_w", "shifted_chebyshev_polynomial_w_cpu", Rule::kIntToFloat, false};
+      return {"aten::special_shifted_chebyshev_polynomial_w", "shifted_chebyshev_polynomial_w_cpu", Rule::kIntToFloat,
+              false};
     case BinaryMathOp::kHermiteH:
       return {"aten::special_hermite_polynomial_h", "hermite_polynomial_h_cpu", Rule::kIntToFloat, false};
     case BinaryMathOp::kHermiteHe:
