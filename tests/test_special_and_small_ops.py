@@ -68,6 +68,7 @@ def test_erfcx_log_ndtr_ndtri():
     assert_grad(torch.special.ndtri, rand((6,), 0.05, 0.95), rtol=1e-4, atol=1e-5)
     assert_grad(torch.special.log_ndtr, rand((6,), -5, 5))
     assert_same(torch.special.erfcx, torch.arange(4))  # integers promote
+    assert_same(torch.special.ndtri, p.half())  # NotImplementedError on both
 
 
 def test_spherical_j0_and_modified_bessel():
@@ -98,6 +99,7 @@ def test_orthogonal_polynomials(fn):
     assert_same(lambda t: fn(0.3, t), n, rtol=1e-4, atol=1e-4)  # scalar x
     assert_same(fn, torch.tensor([0.5, 2.0]), torch.tensor([3, 4]), rtol=1e-4, atol=1e-4)  # int degree
     assert_same(fn, torch.empty(0), torch.empty(0))
+    assert_same(fn, x.to(torch.bfloat16), n.to(torch.bfloat16)[:1])  # NotImplementedError on both
 
 
 # ---- small ops over other tpu ops -----------------------------------------------------
@@ -228,3 +230,15 @@ def test_frexp(dtype):
     x = torch.tensor([0.0, -0.0, 1.0, -3.5, 0.75, 1e-3, 1e30, 1e-40, -1e-42, math.inf, -math.inf, math.nan, 6.0])
     assert_same(torch.frexp, x.to(dtype))
     assert_same(torch.frexp, torch.arange(3))  # error on both
+
+
+@pytest.mark.parametrize("fn", [torch.special.modified_bessel_k0, torch.special.modified_bessel_k1,
+                                torch.special.scaled_modified_bessel_k0, torch.special.scaled_modified_bessel_k1],
+                         ids=lambda f: f.__name__)
+def test_modified_bessel_k(fn):
+    # the integral (below 10), the asymptotic series (above) and the small-x terms
+    x = torch.cat([torch.tensor([0.0, 1e-8, 1e-6, 1e-3, 0.1, 0.5, 1, 2, 5, 9.99, 10, 20, 50, 100, 500, -1.0,
+                                 math.inf, math.nan]), rand((60,), 0, 30)])
+    assert_same(fn, x, **TOL)
+    assert_same(fn, torch.arange(1, 4))  # integers promote
+    assert_same(fn, rand((3, 4), 0.1, 5).to(torch.bfloat16))  # NotImplementedError on both

@@ -72,6 +72,10 @@ const char* special_name(SpecialOp op) {
     case SpecialOp::kNdtri: return "aten::special_ndtri";
     case SpecialOp::kLogNdtr: return "aten::special_log_ndtr";
     case SpecialOp::kSphericalBesselJ0: return "aten::special_spherical_bessel_j0";
+    case SpecialOp::kModifiedBesselK0: return "aten::special_modified_bessel_k0";
+    case SpecialOp::kModifiedBesselK1: return "aten::special_modified_bessel_k1";
+    case SpecialOp::kScaledModifiedBesselK0: return "aten::special_scaled_modified_bessel_k0";
+    case SpecialOp::kScaledModifiedBesselK1: return "aten::special_scaled_modified_bessel_k1";
   }
   return "?";
 }
@@ -88,9 +92,17 @@ struct Unary {
   ScalarType result;
 };
 
+// torch.special's newer functions have CPU kernels for float and double
+// only; their f16 / bf16 inputs raise the same NotImplementedError here.
+bool float_and_double_only(SpecialOp op) { return op >= SpecialOp::kModifiedBesselI0; }
+
 Unary special_call(SpecialOp op, const at::Tensor& self) {
   const char* name = special_name(op);
   const ScalarType result = float_result(self.scalar_type(), name);
+  if (float_and_double_only(op) && (result == ScalarType::Half || result == ScalarType::BFloat16)) {
+    const std::string kernel = std::string(name).substr(std::string("aten::special_").size()) + "_cpu";
+    not_implemented_for(kernel.c_str(), result);
+  }
   Unary u{OpCall{name, "", {self}, {}}, {}, result};
   u.call.attributes.push_back(static_cast<char>(op));
   append_type(u.call.attributes, result);
@@ -211,6 +223,7 @@ enum class Rule {
   kNoBool,      // integers and floats
   kInteger,     // integers only (not bool)
   kSameDtype,   // any real dtype, both operands of one dtype (heaviside)
+  kIntToFloatOrDouble,  // as kIntToFloat, but no f16 / bf16 (CPU has float and double kernels only)
 };
 
 struct BinarySpec {
@@ -242,33 +255,40 @@ BinarySpec binary_spec(BinaryMathOp op) {
     case BinaryMathOp::kLcm: return {"aten::lcm", "lcm_cpu", Rule::kInteger, false};
     case BinaryMathOp::kZeta: return {"aten::special_zeta", "zeta_cpu", Rule::kIntToFloat, false};
     case BinaryMathOp::kChebyshevT:
-      return {"aten::special_chebyshev_polynomial_t", "chebyshev_polynomial_t_cpu", Rule::kIntToFloat, false};
+      return {"aten::special_chebyshev_polynomial_t", "chebyshev_polynomial_t_cpu",
+              Rule::kIntToFloatOrDouble, false};
     case BinaryMathOp::kChebyshevU:
-      return {"aten::special_chebyshev_polynomial_u", "chebyshev_polynomial_u_cpu", Rule::kIntToFloat, false};
+      return {"aten::special_chebyshev_polynomial_u", "chebyshev_polynomial_u_cpu",
+              Rule::kIntToFloatOrDouble, false};
     case BinaryMathOp::kChebyshevV:
-      return {"aten::special_chebyshev_polynomial_v", "chebyshev_polynomial_v_cpu", Rule::kIntToFloat, false};
+      return {"aten::special_chebyshev_polynomial_v", "chebyshev_polynomial_v_cpu",
+              Rule::kIntToFloatOrDouble, false};
     case BinaryMathOp::kChebyshevW:
-      return {"aten::special_chebyshev_polynomial_w", "chebyshev_polynomial_w_cpu", Rule::kIntToFloat, false};
+      return {"aten::special_chebyshev_polynomial_w", "chebyshev_polynomial_w_cpu",
+              Rule::kIntToFloatOrDouble, false};
     case BinaryMathOp::kShiftedChebyshevT:
-      return {"aten::special_shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_t_cpu", Rule::kIntToFloat,
-              false};
+      return {"aten::special_shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_t_cpu",
+              Rule::kIntToFloatOrDouble, false};
     case BinaryMathOp::kShiftedChebyshevU:
-      return {"aten::special_shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_u_cpu", Rule::kIntToFloat,
-              false};
+      return {"aten::special_shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_u_cpu",
+              Rule::kIntToFloatOrDouble, false};
     case BinaryMathOp::kShiftedChebyshevV:
-      return {"aten::special_shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_v_cpu", Rule::kIntToFloat,
-              false};
+      return {"aten::special_shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_v_cpu",
+              Rule::kIntToFloatOrDouble, false};
     case BinaryMathOp::kShiftedChebyshevW:
-      return {"aten::special_shifted_chebyshev_polynomial_w", "shifted_chebyshev_polynomial_w_cpu", Rule::kIntToFloat,
-              false};
+      return {"aten::special_shifted_chebyshev_polynomial_w", "shifted_chebyshev_polynomial_w_cpu",
+              Rule::kIntToFloatOrDouble, false};
     case BinaryMathOp::kHermiteH:
-      return {"aten::special_hermite_polynomial_h", "hermite_polynomial_h_cpu", Rule::kIntToFloat, false};
+      return {"aten::special_hermite_polynomial_h", "hermite_polynomial_h_cpu",
+              Rule::kIntToFloatOrDouble, false};
     case BinaryMathOp::kHermiteHe:
-      return {"aten::special_hermite_polynomial_he", "hermite_polynomial_he_cpu", Rule::kIntToFloat, false};
+      return {"aten::special_hermite_polynomial_he", "hermite_polynomial_he_cpu", Rule::kIntToFloatOrDouble, false};
     case BinaryMathOp::kLaguerreL:
-      return {"aten::special_laguerre_polynomial_l", "laguerre_polynomial_l_cpu", Rule::kIntToFloat, false};
+      return {"aten::special_laguerre_polynomial_l", "laguerre_polynomial_l_cpu",
+              Rule::kIntToFloatOrDouble, false};
     case BinaryMathOp::kLegendreP:
-      return {"aten::special_legendre_polynomial_p", "legendre_polynomial_p_cpu", Rule::kIntToFloat, false};
+      return {"aten::special_legendre_polynomial_p", "legendre_polynomial_p_cpu",
+              Rule::kIntToFloatOrDouble, false};
   }
   TORCH_INTERNAL_ASSERT(false, "unknown binary math op");
 }
@@ -297,6 +317,10 @@ ScalarType binary_result(const BinarySpec& s, const Arg& a, const Arg& b) {
       if (std::string(s.kernel) == "zeta_cpu" && (t == ScalarType::BFloat16 || t == ScalarType::Half)) {
         not_implemented_for(s.kernel, t);
       }
+      return t;
+    case Rule::kIntToFloatOrDouble:
+      if (c10::isIntegralType(t, true)) return default_float();
+      if (t == ScalarType::BFloat16 || t == ScalarType::Half) not_implemented_for(s.kernel, t);
       return t;
     case Rule::kFloatOnly:
       if (!c10::isFloatingType(t)) not_implemented_for(s.kernel, t);
@@ -468,6 +492,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   TORCH_TPU_SPECIAL_NO_INPLACE("special_ndtri", kNdtri)
   TORCH_TPU_SPECIAL_NO_INPLACE("special_log_ndtr", kLogNdtr)
   TORCH_TPU_SPECIAL_NO_INPLACE("special_spherical_bessel_j0", kSphericalBesselJ0)
+  TORCH_TPU_SPECIAL_NO_INPLACE("special_modified_bessel_k0", kModifiedBesselK0)
+  TORCH_TPU_SPECIAL_NO_INPLACE("special_modified_bessel_k1", kModifiedBesselK1)
+  TORCH_TPU_SPECIAL_NO_INPLACE("special_scaled_modified_bessel_k0", kScaledModifiedBesselK0)
+  TORCH_TPU_SPECIAL_NO_INPLACE("special_scaled_modified_bessel_k1", kScaledModifiedBesselK1)
   m.impl("polygamma", polygamma);
   m.impl("polygamma.out", polygamma_out);
   m.impl("logit", logit);

@@ -205,6 +205,49 @@ hlo::Value spherical_bessel_j0(hlo::Builder& b, const hlo::Value& x) {
   return b.select(b.compare(b.abs(x), k(b, INFINITY, x), "EQ"), k(b, 0, x), r);
 }
 
+// The modified Bessel function K_nu (nu = 0 or 1), times exp(x) when
+// `scaled`. Below 10 from its integral exp(x) K_nu(x) =
+// int_0^inf exp(-x (cosh t - 1)) cosh(nu t) dt by the trapezoidal rule
+// (exponentially accurate for this doubly exponentially decaying analytic
+// integrand: step 1/4 resolves its width 1/sqrt(x) for x < 10, and 80 nodes
+// reach the tail for x >= 1e-6); from 10 up by the asymptotic expansion
+// sqrt(pi / 2x) sum_k prod_{j<=k} (4 nu^2 - (2j - 1)^2) / (8 j x); below 1e-6
+// by the leading terms -log(x/2) - gamma and 1/x.
+hlo::Value modified_bessel_k(hlo::Builder& b, const hlo::Value& x, int nu, bool scaled) {
+  const double h = 0.25, euler_gamma = 0.57721566490153286;
+  const int nodes = 80, asymptotic_terms = 14;
+  hlo::Value mid = b.and_(b.compare(x, k(b, 1e-6, x), "GE"), b.compare(x, k(b, 10, x), "LT"));
+  hlo::Value xm = b.select(mid, x, k(b, 1, x));
+  hlo::Value integral = k(b, 0, x);
+  for (int i = nodes - 1; i >= 0; --i) {
+    const double t = i * h, sinh_half = std::sinh(t / 2);
+    const double weight = (i == 0 ? h / 2 : h) * (nu == 0 ? 1.0 : std::cosh(t));
+    hlo::Value term = b.exponential(b.multiply(xm, k(b, -2 * sinh_half * sinh_half, xm)));
+    integral = b.add(integral, b.multiply(term, k(b, weight, xm)));
+  }
+  hlo::Value xl = b.select(b.compare(x, k(b, 10, x), "GE"), x, k(b, 10, x));
+  hlo::Value inv8x = b.divide(k(b, 0.125, xl), xl);
+  hlo::Value series = k(b, 1, xl);
+  const double mu = 4.0 * nu * nu;
+  for (int j = asymptotic_terms; j >= 1; --j) {
+    const double odd = 2.0 * j - 1.0;
+    series = b.add(k(b, 1, xl), b.multiply(series, b.multiply(inv8x, k(b, (mu - odd * odd) / j, xl))));
+  }
+  hlo::Value asymptotic = b.multiply(series, b.sqrt(b.divide(k(b, kPi / 2, xl), xl)));
+  hlo::Value r = b.select(mid, integral, asymptotic);
+  // Unscaled: exp(-x) times the above (0 once it underflows, as on CPU).
+  if (!scaled) r = b.multiply(r, b.exponential(b.negate(x)));
+  hlo::Value xs = b.select(b.compare(x, k(b, 1e-6, x), "LT"), x, k(b, 1, x));
+  hlo::Value tiny = nu == 0 ? b.negate(b.add(b.log(b.multiply(xs, k(b, 0.5, xs))), k(b, euler_gamma, xs)))
+                            : b.divide(k(b, 1, xs), xs);
+  if (scaled) tiny = b.multiply(tiny, b.exponential(xs));
+  r = b.select(b.compare(x, k(b, 1e-6, x), "LT"), tiny, r);
+  r = b.select(b.compare(x, k(b, 0, x), "EQ"), k(b, INFINITY, x), r);
+  r = b.select(b.compare(x, k(b, INFINITY, x), "EQ"), k(b, 0, x), r);
+  r = b.select(is_nan(b, x), x, r);
+  return b.select(b.compare(x, k(b, 0, x), "LT"), k(b, NAN, x), r);
+}
+
 hlo::Value special(hlo::Builder& b, SpecialOp op, const hlo::Value& x) {
   switch (op) {
     case SpecialOp::kAsin: return b.unary("chlo.asin", x);
@@ -229,6 +272,10 @@ hlo::Value special(hlo::Builder& b, SpecialOp op, const hlo::Value& x) {
     case SpecialOp::kNdtri: return ndtri(b, x);
     case SpecialOp::kLogNdtr: return log_ndtr(b, x);
     case SpecialOp::kSphericalBesselJ0: return spherical_bessel_j0(b, x);
+    case SpecialOp::kModifiedBesselK0: return modified_bessel_k(b, x, 0, false);
+    case SpecialOp::kModifiedBesselK1: return modified_bessel_k(b, x, 1, false);
+    case SpecialOp::kScaledModifiedBesselK0: return modified_bessel_k(b, x, 0, true);
+    case SpecialOp::kScaledModifiedBesselK1: return modified_bessel_k(b, x, 1, true);
     case SpecialOp::kSinc: {
       hlo::Value p = b.multiply(x, k(b, kPi, x));
       return b.select(b.compare(x, k(b, 0, x), "EQ"), k(b, 1, x), b.divide(b.sine(p), p));

@@ -42,6 +42,10 @@ enum class SpecialOp : uint8_t {
   kNdtri,
   kLogNdtr,
   kSphericalBesselJ0,
+  kModifiedBesselK0,
+  kModifiedBesselK1,
+  kScaledModifiedBesselK0,  // exp(x) K0(x)
+  kScaledModifiedBesselK1,
 };
 
 // `x` converted to `out` (a float type), then the op.
