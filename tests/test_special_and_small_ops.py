@@ -242,3 +242,13 @@ def test_modified_bessel_k(fn):
     assert_same(fn, x, **TOL)
     assert_same(fn, torch.arange(1, 4))  # integers promote
     assert_same(fn, rand((3, 4), 0.1, 5).to(torch.bfloat16))  # NotImplementedError on both
+
+
+@pytest.mark.parametrize("fn", [torch.special.bessel_j0, torch.special.bessel_j1], ids=lambda f: f.__name__)
+def test_bessel_j(fn):
+    # Bessel's integral up to 25, Hankel's expansion above
+    x = torch.cat([torch.tensor([0.0, 1e-8, 1e-3, 0.5, 2, 9.99, 24.9, 25, 25.1, 50, 500, 1e4, -1.0, -30.0,
+                                 math.inf, -math.inf, math.nan]), rand((100,), -60, 60)])
+    assert_same(fn, x, **TOL)
+    assert_same(fn, torch.arange(-3, 4))  # integers promote
+    assert_same(fn, x.half())  # NotImplementedError on both

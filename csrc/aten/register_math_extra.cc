@@ -76,6 +76,8 @@ const char* special_name(SpecialOp op) {
     case SpecialOp::kModifiedBesselK1: return "aten::special_modified_bessel_k1";
     case SpecialOp::kScaledModifiedBesselK0: return "aten::special_scaled_modified_bessel_k0";
     case SpecialOp::kScaledModifiedBesselK1: return "aten::special_scaled_modified_bessel_k1";
+    case SpecialOp::kBesselJ0: return "aten::special_bessel_j0";
+    case SpecialOp::kBesselJ1: return "aten::special_bessel_j1";
   }
   return "?";
 }
@@ -496,6 +498,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   TORCH_TPU_SPECIAL_NO_INPLACE("special_modified_bessel_k1", kModifiedBesselK1)
   TORCH_TPU_SPECIAL_NO_INPLACE("special_scaled_modified_bessel_k0", kScaledModifiedBesselK0)
   TORCH_TPU_SPECIAL_NO_INPLACE("special_scaled_modified_bessel_k1", kScaledModifiedBesselK1)
+  TORCH_TPU_SPECIAL_NO_INPLACE("special_bessel_j0", kBesselJ0)
+  TORCH_TPU_SPECIAL_NO_INPLACE("special_bessel_j1", kBesselJ1)
   m.impl("polygamma", polygamma);
   m.impl("polygamma.out", polygamma_out);
   m.impl("logit", logit);

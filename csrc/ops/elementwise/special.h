@@ -46,6 +46,8 @@ enum class SpecialOp : uint8_t {
   kModifiedBesselK1,
   kScaledModifiedBesselK0,  // exp(x) K0(x)
   kScaledModifiedBesselK1,
+  kBesselJ0,
+  kBesselJ1,
 };
 
 // `x` converted to `out` (a float type), then the op.
