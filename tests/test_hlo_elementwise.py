@@ -492,6 +492,27 @@ def test_bitcast_convert(run, rng):
     np.testing.assert_array_equal(outs[5], f.astype(np.float16).view(np.uint16))
 
 
+def test_bitcast_convert_complex(run, rng):
+    # StableHLO has no complex bitcast; the builder goes through (real, imag) pairs.
+    c = (rng.standard_normal((3, 2)) + 1j * rng.standard_normal((3, 2))).astype(np.complex64)
+    f = rng.standard_normal((3, 2)).astype(np.float32)
+    outs = call(run, lambda B, x, y: [
+        B.bitcast_convert(x, "f32", [3, 2, 2]),     # narrower: the pairs
+        B.bitcast_convert(x, "u64", [3, 2]),        # same width
+        B.bitcast_convert(x, "u8", [3, 2, 8]),
+        B.bitcast_convert(y, "c64", [3]),           # wider: pairs joined
+        B.bitcast_convert(x, "c128", [3]),
+        B.bitcast_convert(B.bitcast_convert(x, "f32", [3, 2, 2]), "c64", [3, 2]),
+    ], c, f)
+    np.testing.assert_array_equal(outs[0], c.view(np.float32).reshape(3, 2, 2))
+    np.testing.assert_array_equal(outs[1], c.view(np.uint64))
+    np.testing.assert_array_equal(outs[2], c.view(np.uint8).reshape(3, 2, 8))
+    np.testing.assert_array_equal(outs[3], f.view(np.complex64).reshape(3))
+    assert outs[4].shape == (3,) and outs[4].dtype == np.complex128
+    np.testing.assert_array_equal(outs[4].view(np.uint8).ravel(), c.view(np.uint8).ravel())
+    np.testing.assert_array_equal(outs[5], c)
+
+
 def test_reduce_precision(run):
     x = np.array([1 + 2**-8, 1 + 3 * 2**-8, 3.0e38, 1.0, -2.5], np.float32)
     (out,) = call(run, lambda B, v: B.reduce_precision(v, 8, 7), x)  # bf16's format

@@ -20,7 +20,7 @@ import opinfo_conformance as conformance
 # One or two ops of every family, as named in op_db (name or name.variant).
 CI_OPS = [
     # elementwise
-    "add", "sub", "mul", "div.no_rounding_mode", "pow", "abs", "neg", "exp", "log", "sqrt", "rsqrt",
+    "add", "sub", "rsub", "mul", "div.no_rounding_mode", "pow", "abs", "neg", "exp", "log", "sqrt", "rsqrt",
     "sin", "tanh", "sigmoid", "erf", "clamp", "where", "lerp", "addcmul", "maximum", "eq", "lt",
     "logical_and", "isnan", "nan_to_num", "round", "floor",
     # reductions
@@ -28,6 +28,9 @@ CI_OPS = [
     "softmax", "log_softmax",
     # linear algebra
     "mm", "bmm", "addmm", "matmul", "nn.functional.linear", "baddbmm", "mv", "dot", "einsum",
+    "linalg.cholesky", "linalg.solve", "linalg.det", "cdist",
+    # fft and special functions
+    "fft.fft", "fft.irfft", "i0", "special.erfcx", "special.chebyshev_polynomial_t",
     # shapes and views
     "cat", "stack", "reshape", "permute", "transpose", "expand", "narrow", "split", "chunk",
     "squeeze", "unsqueeze", "flatten", "t",

@@ -11,10 +11,13 @@
 #include <optional>
 #include <string>
 
+#include "aten/deferred_checks.h"
 #include "aten/dtypes.h"
 #include "aten/elementwise_args.h"
 #include "aten/op_runner.h"
+#include "ops/broadcast.h"
 #include "ops/elementwise/arithmetic.h"
+#include "ops/elementwise/binary_math.h"
 
 namespace torch_tpu::aten {
 
@@ -65,6 +68,7 @@ struct Prepared {
   bool has_alpha = false;
   ElementType out;
   ops::RoundingMode mode;
+  bool zero_flag = false;  // a second output: some integer divisor is zero
 };
 
 Prepared prepare(Binary op, const at::Tensor& self, const at::Tensor& other,
@@ -78,16 +82,27 @@ Prepared prepare(Binary op, const at::Tensor& self, const at::Tensor& other,
     p.call.scalars.push_back({p.out, alpha});
     p.has_alpha = true;
   }
+  // Integer division by zero (trunc / floor) raises as on CPU: at once for a
+  // scalar divisor, at the next sync for a tensor element (a deferred check).
+  if (op == Binary::kDiv && mode != ops::RoundingMode::kTrue && c10::isIntegralType(dtype, true)) {
+    if (p.other.scalar) {
+      TORCH_CHECK(p.call.scalars[p.other.index].value.toLong() != 0, "ZeroDivisionError");
+    } else {
+      p.zero_flag = true;
+    }
+  }
   p.call.attributes.push_back(static_cast<char>(p.out));
   p.call.attributes.push_back(static_cast<char>(mode));
+  p.call.attributes.push_back(p.zero_flag ? 'z' : '-');
   append_slot(p.call.attributes, p.self);
   append_slot(p.call.attributes, p.other);
   return p;
 }
 
 LoweringBody body(Binary op, const Prepared& p) {
-  return [op, self = p.self, other = p.other, has_alpha = p.has_alpha, out = p.out, mode = p.mode](
-             hlo::Builder& b, const std::vector<hlo::Value>& tensors, const std::vector<hlo::Value>& scalars) {
+  return [op, self = p.self, other = p.other, has_alpha = p.has_alpha, out = p.out, mode = p.mode,
+          flag = p.zero_flag](hlo::Builder& b, const std::vector<hlo::Value>& tensors,
+                              const std::vector<hlo::Value>& scalars) {
     const hlo::Value& x = self.pick(tensors, scalars);
     const hlo::Value& y = other.pick(tensors, scalars);
     std::optional<hlo::Value> alpha;
@@ -96,7 +111,15 @@ LoweringBody body(Binary op, const Prepared& p) {
       case Binary::kAdd: return std::vector<hlo::Value>{ops::lower_add(b, x, y, alpha, out)};
       case Binary::kSub: return std::vector<hlo::Value>{ops::lower_sub(b, x, y, alpha, out)};
       case Binary::kMul: return std::vector<hlo::Value>{ops::lower_mul(b, x, y, out)};
-      case Binary::kDiv: return std::vector<hlo::Value>{ops::lower_div(b, x, y, out, mode)};
+      case Binary::kDiv: {
+        std::vector<hlo::Value> results{ops::lower_div(b, x, y, out, mode)};
+        if (flag) {
+          // only divisors that meet a dividend count (an empty result divides nothing)
+          hlo::Value divisor = ops::broadcast_to(b, ops::convert_to(b, y, out), results[0].dims());
+          results.push_back(ops::any_zero(b, divisor));
+        }
+        return results;
+      }
     }
     return std::vector<hlo::Value>{};
   };
@@ -105,7 +128,9 @@ LoweringBody body(Binary op, const Prepared& p) {
 at::Tensor binary(Binary op, const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha,
                   ops::RoundingMode mode = ops::RoundingMode::kTrue) {
   Prepared p = prepare(op, self, other, alpha, mode, result_dtype(op, self, other, mode));
-  return run_op(p.call, body(op, p)).at(0);
+  std::vector<at::Tensor> outs = run_op(p.call, body(op, p));
+  if (p.zero_flag) defer_check(outs.at(1), CheckError::kRuntime, "ZeroDivisionError");
+  return outs.at(0);
 }
 
 at::Tensor& binary_into(Binary op, const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha,
@@ -121,7 +146,14 @@ at::Tensor& binary_into(Binary op, const at::Tensor& self, const at::Tensor& oth
     at::native::resize_output(out, shape);
   }
   Prepared p = prepare(op, self, other, alpha, mode, dtype);
-  run_op_into(p.call, body(op, p), out);
+  if (!p.zero_flag) {
+    run_op_into(p.call, body(op, p), out);
+    return out;
+  }
+  // The flag is a second output, which run_op_into cannot return.
+  std::vector<at::Tensor> outs = run_op(p.call, body(op, p));
+  defer_check(outs.at(1), CheckError::kRuntime, "ZeroDivisionError");
+  out.copy_(outs.at(0));
   return out;
 }
 

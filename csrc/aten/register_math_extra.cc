@@ -2,7 +2,8 @@
 // inverse / hyperbolic trigonometry, exp2, erfc, the gamma family, Bessel
 // functions, sinc, entr, logit, and the binary ops atan2, hypot, logaddexp,
 // xlogy, copysign, nextafter, heaviside, fmax / fmin, fmod, remainder,
-// floor_divide, bit shifts, gcd / lcm and zeta. Result dtypes and dtype
+// floor_divide, bit shifts, gcd / lcm, zeta and the orthogonal polynomials
+// (special_chebyshev_polynomial_t, ...). Result dtypes and dtype
 // errors follow the CPU kernels. Integer fmod / remainder / floor_divide by
 // a zero tensor element raise CPU's "ZeroDivisionError" RuntimeError at the
 // next sync (a deferred check); a zero scalar divisor raises at once.
@@ -65,6 +66,18 @@ const char* special_name(SpecialOp op) {
     case SpecialOp::kI1e: return "aten::special_i1e";
     case SpecialOp::kSinc: return "aten::sinc";
     case SpecialOp::kEntr: return "aten::special_entr";
+    case SpecialOp::kModifiedBesselI0: return "aten::special_modified_bessel_i0";
+    case SpecialOp::kModifiedBesselI1: return "aten::special_modified_bessel_i1";
+    case SpecialOp::kErfcx: return "aten::special_erfcx";
+    case SpecialOp::kNdtri: return "aten::special_ndtri";
+    case SpecialOp::kLogNdtr: return "aten::special_log_ndtr";
+    case SpecialOp::kSphericalBesselJ0: return "aten::special_spherical_bessel_j0";
+    case SpecialOp::kModifiedBesselK0: return "aten::special_modified_bessel_k0";
+    case SpecialOp::kModifiedBesselK1: return "aten::special_modified_bessel_k1";
+    case SpecialOp::kScaledModifiedBesselK0: return "aten::special_scaled_modified_bessel_k0";
+    case SpecialOp::kScaledModifiedBesselK1: return "aten::special_scaled_modified_bessel_k1";
+    case SpecialOp::kBesselJ0: return "aten::special_bessel_j0";
+    case SpecialOp::kBesselJ1: return "aten::special_bessel_j1";
   }
   return "?";
 }
@@ -81,9 +94,17 @@ struct Unary {
   ScalarType result;
 };
 
+// torch.special's newer functions have CPU kernels for float and double
+// only; their f16 / bf16 inputs raise the same NotImplementedError here.
+bool float_and_double_only(SpecialOp op) { return op >= SpecialOp::kModifiedBesselI0; }
+
 Unary special_call(SpecialOp op, const at::Tensor& self) {
   const char* name = special_name(op);
   const ScalarType result = float_result(self.scalar_type(), name);
+  if (float_and_double_only(op) && (result == ScalarType::Half || result == ScalarType::BFloat16)) {
+    const std::string kernel = std::string(name).substr(std::string("aten::special_").size()) + "_cpu";
+    not_implemented_for(kernel.c_str(), result);
+  }
   Unary u{OpCall{name, "", {self}, {}}, {}, result};
   u.call.attributes.push_back(static_cast<char>(op));
   append_type(u.call.attributes, result);
@@ -204,6 +225,7 @@ enum class Rule {
   kNoBool,      // integers and floats
   kInteger,     // integers only (not bool)
   kSameDtype,   // any real dtype, both operands of one dtype (heaviside)
+  kIntToFloatOrDouble,  // as kIntToFloat, but no f16 / bf16 (CPU has float and double kernels only)
 };
 
 struct BinarySpec {
@@ -234,6 +256,41 @@ BinarySpec binary_spec(BinaryMathOp op) {
     case BinaryMathOp::kGcd: return {"aten::gcd", "gcd_cpu", Rule::kInteger, false};
     case BinaryMathOp::kLcm: return {"aten::lcm", "lcm_cpu", Rule::kInteger, false};
     case BinaryMathOp::kZeta: return {"aten::special_zeta", "zeta_cpu", Rule::kIntToFloat, false};
+    case BinaryMathOp::kChebyshevT:
+      return {"aten::special_chebyshev_polynomial_t", "chebyshev_polynomial_t_cpu",
+              Rule::kIntToFloatOrDouble, false};
+    case BinaryMathOp::kChebyshevU:
+      return {"aten::special_chebyshev_polynomial_u", "chebyshev_polynomial_u_cpu",
+              Rule::kIntToFloatOrDouble, false};
+    case BinaryMathOp::kChebyshevV:
+      return {"aten::special_chebyshev_polynomial_v", "chebyshev_polynomial_v_cpu",
+              Rule::kIntToFloatOrDouble, false};
+    case BinaryMathOp::kChebyshevW:
+      return {"aten::special_chebyshev_polynomial_w", "chebyshev_polynomial_w_cpu",
+              Rule::kIntToFloatOrDouble, false};
+    case BinaryMathOp::kShiftedChebyshevT:
+      return {"aten::special_shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_t_cpu",
+              Rule::kIntToFloatOrDouble, false};
+    case BinaryMathOp::kShiftedChebyshevU:
+      return {"aten::special_shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_u_cpu",
+              Rule::kIntToFloatOrDouble, false};
+    case BinaryMathOp::kShiftedChebyshevV:
+      return {"aten::special_shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_v_cpu",
+              Rule::kIntToFloatOrDouble, false};
+    case BinaryMathOp::kShiftedChebyshevW:
+      return {"aten::special_shifted_chebyshev_polynomial_w", "shifted_chebyshev_polynomial_w_cpu",
+              Rule::kIntToFloatOrDouble, false};
+    case BinaryMathOp::kHermiteH:
+      return {"aten::special_hermite_polynomial_h", "hermite_polynomial_h_cpu",
+              Rule::kIntToFloatOrDouble, false};
+    case BinaryMathOp::kHermiteHe:
+      return {"aten::special_hermite_polynomial_he", "hermite_polynomial_he_cpu", Rule::kIntToFloatOrDouble, false};
+    case BinaryMathOp::kLaguerreL:
+      return {"aten::special_laguerre_polynomial_l", "laguerre_polynomial_l_cpu",
+              Rule::kIntToFloatOrDouble, false};
+    case BinaryMathOp::kLegendreP:
+      return {"aten::special_legendre_polynomial_p", "legendre_polynomial_p_cpu",
+              Rule::kIntToFloatOrDouble, false};
   }
   TORCH_INTERNAL_ASSERT(false, "unknown binary math op");
 }
@@ -262,6 +319,10 @@ ScalarType binary_result(const BinarySpec& s, const Arg& a, const Arg& b) {
       if (std::string(s.kernel) == "zeta_cpu" && (t == ScalarType::BFloat16 || t == ScalarType::Half)) {
         not_implemented_for(s.kernel, t);
       }
+      return t;
+    case Rule::kIntToFloatOrDouble:
+      if (c10::isIntegralType(t, true)) return default_float();
+      if (t == ScalarType::BFloat16 || t == ScalarType::Half) not_implemented_for(s.kernel, t);
       return t;
     case Rule::kFloatOnly:
       if (!c10::isFloatingType(t)) not_implemented_for(s.kernel, t);
@@ -427,6 +488,18 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   TORCH_TPU_SPECIAL_NO_INPLACE("special_i1", kI1)
   TORCH_TPU_SPECIAL_NO_INPLACE("special_i1e", kI1e)
   TORCH_TPU_SPECIAL_NO_INPLACE("special_entr", kEntr)
+  TORCH_TPU_SPECIAL_NO_INPLACE("special_modified_bessel_i0", kModifiedBesselI0)
+  TORCH_TPU_SPECIAL_NO_INPLACE("special_modified_bessel_i1", kModifiedBesselI1)
+  TORCH_TPU_SPECIAL_NO_INPLACE("special_erfcx", kErfcx)
+  TORCH_TPU_SPECIAL_NO_INPLACE("special_ndtri", kNdtri)
+  TORCH_TPU_SPECIAL_NO_INPLACE("special_log_ndtr", kLogNdtr)
+  TORCH_TPU_SPECIAL_NO_INPLACE("special_spherical_bessel_j0", kSphericalBesselJ0)
+  TORCH_TPU_SPECIAL_NO_INPLACE("special_modified_bessel_k0", kModifiedBesselK0)
+  TORCH_TPU_SPECIAL_NO_INPLACE("special_modified_bessel_k1", kModifiedBesselK1)
+  TORCH_TPU_SPECIAL_NO_INPLACE("special_scaled_modified_bessel_k0", kScaledModifiedBesselK0)
+  TORCH_TPU_SPECIAL_NO_INPLACE("special_scaled_modified_bessel_k1", kScaledModifiedBesselK1)
+  TORCH_TPU_SPECIAL_NO_INPLACE("special_bessel_j0", kBesselJ0)
+  TORCH_TPU_SPECIAL_NO_INPLACE("special_bessel_j1", kBesselJ1)
   m.impl("polygamma", polygamma);
   m.impl("polygamma.out", polygamma_out);
   m.impl("logit", logit);
@@ -458,6 +531,30 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("special_xlog1py.out", binary_tt_out<BinaryMathOp::kXlog1py>);
   m.impl("special_zeta", binary_tt<BinaryMathOp::kZeta>);
   m.impl("special_zeta.out", binary_tt_out<BinaryMathOp::kZeta>);
+  m.impl("special_chebyshev_polynomial_t", binary_tt<BinaryMathOp::kChebyshevT>);
+  m.impl("special_chebyshev_polynomial_t.out", binary_tt_out<BinaryMathOp::kChebyshevT>);
+  m.impl("special_chebyshev_polynomial_u", binary_tt<BinaryMathOp::kChebyshevU>);
+  m.impl("special_chebyshev_polynomial_u.out", binary_tt_out<BinaryMathOp::kChebyshevU>);
+  m.impl("special_chebyshev_polynomial_v", binary_tt<BinaryMathOp::kChebyshevV>);
+  m.impl("special_chebyshev_polynomial_v.out", binary_tt_out<BinaryMathOp::kChebyshevV>);
+  m.impl("special_chebyshev_polynomial_w", binary_tt<BinaryMathOp::kChebyshevW>);
+  m.impl("special_chebyshev_polynomial_w.out", binary_tt_out<BinaryMathOp::kChebyshevW>);
+  m.impl("special_shifted_chebyshev_polynomial_t", binary_tt<BinaryMathOp::kShiftedChebyshevT>);
+  m.impl("special_shifted_chebyshev_polynomial_t.out", binary_tt_out<BinaryMathOp::kShiftedChebyshevT>);
+  m.impl("special_shifted_chebyshev_polynomial_u", binary_tt<BinaryMathOp::kShiftedChebyshevU>);
+  m.impl("special_shifted_chebyshev_polynomial_u.out", binary_tt_out<BinaryMathOp::kShiftedChebyshevU>);
+  m.impl("special_shifted_chebyshev_polynomial_v", binary_tt<BinaryMathOp::kShiftedChebyshevV>);
+  m.impl("special_shifted_chebyshev_polynomial_v.out", binary_tt_out<BinaryMathOp::kShiftedChebyshevV>);
+  m.impl("special_shifted_chebyshev_polynomial_w", binary_tt<BinaryMathOp::kShiftedChebyshevW>);
+  m.impl("special_shifted_chebyshev_polynomial_w.out", binary_tt_out<BinaryMathOp::kShiftedChebyshevW>);
+  m.impl("special_hermite_polynomial_h", binary_tt<BinaryMathOp::kHermiteH>);
+  m.impl("special_hermite_polynomial_h.out", binary_tt_out<BinaryMathOp::kHermiteH>);
+  m.impl("special_hermite_polynomial_he", binary_tt<BinaryMathOp::kHermiteHe>);
+  m.impl("special_hermite_polynomial_he.out", binary_tt_out<BinaryMathOp::kHermiteHe>);
+  m.impl("special_laguerre_polynomial_l", binary_tt<BinaryMathOp::kLaguerreL>);
+  m.impl("special_laguerre_polynomial_l.out", binary_tt_out<BinaryMathOp::kLaguerreL>);
+  m.impl("special_legendre_polynomial_p", binary_tt<BinaryMathOp::kLegendreP>);
+  m.impl("special_legendre_polynomial_p.out", binary_tt_out<BinaryMathOp::kLegendreP>);
   m.impl("copysign.Tensor", binary_tt<BinaryMathOp::kCopysign>);
   m.impl("copysign_.Tensor", binary_tt_<BinaryMathOp::kCopysign>);
   m.impl("copysign.out", binary_tt_out<BinaryMathOp::kCopysign>);

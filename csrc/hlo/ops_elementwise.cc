@@ -1,5 +1,7 @@
 // Elementwise ops, compare / select / clamp, and element type conversions.
+#include <initializer_list>
 #include <iterator>
+#include <vector>
 
 #include "hlo/attr_text.h"
 #include "hlo/builder.h"
@@ -24,6 +26,73 @@ bool drops_complex(std::string_view op) {
 }
 
 int bit_width(ElementType t) { return static_cast<int>(element_size(t)) * 8; }
+
+ElementType component_of(ElementType complex) {
+  return complex == ElementType::kC128 ? ElementType::kF64 : ElementType::kF32;
+}
+
+std::vector<int64_t> with_tail(std::vector<int64_t> dims, std::initializer_list<int64_t> tail) {
+  dims.insert(dims.end(), tail);
+  return dims;
+}
+
+// StableHLO has no bitcast of complex types. A complex element is its
+// (real, imag) pair of floats in memory, so a complex bitcast goes through
+// that pair: [..., 2] floats of the component type. The result dims follow
+// the same rules as any bitcast (checked by the plain bitcasts it uses).
+Value bitcast_complex(Builder& b, const Value& x, const TensorType& to) {
+  if (x.dtype() == to.dtype && x.dims() == to.dims) return x;
+  if (is_complex(x.dtype()) && is_complex(to.dtype)) {
+    // Through 64-bit integers (one per c64, two per c128).
+    const std::vector<int64_t> dims =
+        bit_width(x.dtype()) == 128 ? with_tail(x.dims(), {2}) : x.dims();
+    return bitcast_complex(b, bitcast_complex(b, x, TensorType(ElementType::kU64, dims)), to);
+  }
+  if (is_complex(x.dtype())) {
+    const ElementType c = component_of(x.dtype());
+    const int pair_bits = bit_width(x.dtype()), c_bits = bit_width(c), to_bits = bit_width(to.dtype);
+    const std::vector<int64_t> one = with_tail(x.dims(), {1});
+    Value pair = b.concatenate({b.reshape(b.real(x), one), b.reshape(b.imag(x), one)}, x.rank());
+    if (to_bits == pair_bits || to_bits == c_bits) return b.bitcast_convert(pair, to);
+    if (to_bits < c_bits) {
+      Value parts = b.bitcast_convert(pair, TensorType(to.dtype, with_tail(pair.dims(), {c_bits / to_bits})));
+      return b.reshape(parts, to.dims);
+    }
+    // Wider than the pair: several pairs make one element.
+    std::vector<int64_t> joined = x.dims();
+    if (joined.empty()) check::fail("stablehlo.bitcast_convert", "bitcasting a 0-dim complex to a wider type");
+    joined.back() *= 2;
+    return b.bitcast_convert(b.reshape(pair, joined), to);
+  }
+  // To complex: build the [..., 2] pairs, then join them.
+  const ElementType c = component_of(to.dtype);
+  const int pair_bits = bit_width(to.dtype), c_bits = bit_width(c), from_bits = bit_width(x.dtype());
+  const std::vector<int64_t> pair_dims = with_tail(to.dims, {2});
+  Value pair;
+  if (from_bits == pair_bits) {
+    pair = b.bitcast_convert(x, TensorType(c, pair_dims));
+  } else if (from_bits == c_bits) {
+    pair = b.bitcast_convert(x, TensorType(c, x.dims()));
+  } else if (from_bits < c_bits) {
+    pair = b.bitcast_convert(b.reshape(x, with_tail(pair_dims, {c_bits / from_bits})), TensorType(c, pair_dims));
+  } else {
+    std::vector<int64_t> split = x.dims();
+    split.push_back(2 * (from_bits / pair_bits));
+    pair = b.reshape(b.bitcast_convert(x, TensorType(c, split)), pair_dims);
+  }
+  if (pair.dims() != pair_dims) {
+    check::fail("stablehlo.bitcast_convert", "result type " + to.to_string() + " does not match " +
+                                                 x.type().to_string());
+  }
+  const int64_t last = static_cast<int64_t>(to.dims.size());
+  std::vector<int64_t> starts(pair_dims.size(), 0), limits = pair_dims, strides(pair_dims.size(), 1);
+  limits[last] = 1;
+  Value re = b.reshape(b.slice(pair, starts, limits, strides), to.dims);
+  starts[last] = 1;
+  limits[last] = 2;
+  Value im = b.reshape(b.slice(pair, starts, limits, strides), to.dims);
+  return b.complex(re, im);
+}
 
 }  // namespace
 
@@ -233,6 +302,7 @@ Value Builder::bitcast_convert(const Value& x, const TensorType& to) {
   constexpr std::string_view op = "stablehlo.bitcast_convert";
   check_operand(op, x);
   check::valid_type(op, to);
+  if (is_complex(x.dtype()) || is_complex(to.dtype)) return bitcast_complex(*this, x, to);
   for (ElementType t : {x.dtype(), to.dtype}) {
     check::dtype_in(op, "element", t, check::kInt | check::kFloat);
   }

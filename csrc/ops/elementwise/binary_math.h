@@ -1,6 +1,7 @@
 // Lowerings of the binary math ops beyond + - * /: atan2, hypot, logaddexp,
 // xlogy, copysign, nextafter, heaviside, fmax / fmin, fmod, remainder
-// (Python's sign rule), floor division, bit shifts, gcd / lcm and zeta.
+// (Python's sign rule), floor division, bit shifts, gcd / lcm, zeta and the
+// orthogonal polynomials.
 // Operands come as logical values of any dtype and broadcastable shapes;
 // the glue passes the dtype PyTorch's type promotion chose (`out`). Float
 // ops compute bf16 / f16 in f32 and round once, like the CPU kernels.
@@ -32,6 +33,19 @@ enum class BinaryMathOp : uint8_t {
   kGcd,
   kLcm,
   kZeta,
+  // torch.special's orthogonal polynomials P_n(x): x, then n (polynomials.h)
+  kChebyshevT,
+  kChebyshevU,
+  kChebyshevV,
+  kChebyshevW,
+  kShiftedChebyshevT,
+  kShiftedChebyshevU,
+  kShiftedChebyshevV,
+  kShiftedChebyshevW,
+  kHermiteH,
+  kHermiteHe,
+  kLaguerreL,
+  kLegendreP,
 };
 
 hlo::Value lower_binary_math(hlo::Builder& b, BinaryMathOp op, const hlo::Value& x, const hlo::Value& y,

@@ -1,6 +1,8 @@
 #include "ops/elementwise/special.h"
 
 #include <cmath>
+#include <limits>
+#include <vector>
 
 #include "ops/broadcast.h"
 #include "ops/elementwise/unary.h"
@@ -35,26 +37,26 @@ hlo::Value bessel_i0(hlo::Builder& b, const hlo::Value& x, bool scaled) {
   hlo::Value ax = b.abs(x);
   hlo::Value small = b.compare(ax, k(b, crossover, ax), "LT");
 
-  // sum_k ((x/2)^2)^k / (k!)^2, on |x| clamped into the series' range
+  // sum_k ((x/2)^2)^k / (k!)^2 in nested (Horner) form,
+  // 1 + q/1 (1 + q/4 (1 + q/9 (...))), on |x| clamped into the series'
+  // range. A plain running product q^k / (k!)^2 lets XLA's CPU compiler
+  // reassociate it (on 1-element tensors) into x^2k * 0.25^k / (k!)^2, whose
+  // factors overflow and underflow to inf * 0 = NaN.
   hlo::Value xs = b.select(small, ax, k(b, 0, ax));
   hlo::Value q = b.multiply(b.multiply(xs, xs), k(b, 0.25, xs));
-  hlo::Value term = k(b, 1, xs);
-  hlo::Value series = term;
-  for (int i = 1; i <= series_terms; ++i) {
-    term = b.multiply(term, b.divide(q, k(b, static_cast<double>(i) * i, q)));
-    series = b.add(series, term);
+  hlo::Value series = k(b, 1, xs);
+  for (int i = series_terms; i >= 1; --i) {
+    series = b.add(k(b, 1, xs), b.multiply(series, b.divide(q, k(b, static_cast<double>(i) * i, q))));
   }
   series = scaled ? b.multiply(series, b.exponential(b.negate(xs))) : series;
 
   // e^x / sqrt(2 pi x) * sum_k prod_j (2j - 1)^2 / (8 j x)
   hlo::Value xl = b.select(small, k(b, crossover, ax), ax);
   hlo::Value inv8x = b.divide(k(b, 0.125, xl), xl);
-  term = k(b, 1, xl);
-  hlo::Value sum = term;
-  for (int j = 1; j <= asymptotic_terms; ++j) {
+  hlo::Value sum = k(b, 1, xl);
+  for (int j = asymptotic_terms; j >= 1; --j) {  // nested, as the series above
     const double odd = 2.0 * j - 1.0;
-    term = b.multiply(term, b.multiply(inv8x, k(b, odd * odd / j, xl)));
-    sum = b.add(sum, term);
+    sum = b.add(k(b, 1, xl), b.multiply(sum, b.multiply(inv8x, k(b, odd * odd / j, xl))));
   }
   hlo::Value asymptotic = b.multiply(sum, b.rsqrt(b.multiply(xl, k(b, 2 * kPi, xl))));
   // exp(x) overflows where CPU's exp(x) does, and inf gives NaN, as there
@@ -108,6 +110,193 @@ hlo::Value trigamma(hlo::Builder& b, const hlo::Value& input) {
   return b.select(reflect, b.subtract(reflection, sum), sum);
 }
 
+// polygamma(n, x) for n >= 2 and x off the poles. XLA's chlo.polygamma is
+// only right for x > 0, so negative x is first moved up by the recurrence
+// psi_n(x) = psi_n(x + 1) + (-1)^(n + 1) n! / x^(n + 1), one step per loop
+// iteration, to x >= 6 (not just > 0: the terms on both sides of 0 then
+// cancel within the sum, as in the CPU kernel's zeta, rather than against a
+// large psi_n near 0). Below -2^24 (f32) every float is an integer, i.e. a
+// pole, so the loop ends.
+hlo::Value polygamma_shifted(hlo::Builder& b, int64_t n, const hlo::Value& x) {
+  const double limit = x.dtype() == ElementType::kF64 ? 9007199254740992.0 : 16777216.0;
+  auto needs_shift = [limit](hlo::Builder& c, const hlo::Value& v, const hlo::Value& negative) {
+    return c.and_(negative, c.and_(c.compare(v, k(c, 6, v), "LT"), c.compare(v, k(c, -limit, v), "GT")));
+  };
+  hlo::Value negative = b.compare(x, k(b, 0, x), "LT");
+  std::vector<hlo::Value> out = b.while_loop(
+      {x, k(b, 0, x), negative},
+      [needs_shift](hlo::Builder& c, const std::vector<hlo::Value>& v) {
+        hlo::Value m = needs_shift(c, v[0], v[2]);
+        std::vector<int64_t> all;
+        for (int64_t d = 0; d < m.rank(); ++d) all.push_back(d);
+        return c.reduce({m}, {c.constant_splat_int(0, hlo::TensorType::scalar(ElementType::kPred))}, all,
+                        [](hlo::Builder& r, const std::vector<hlo::Value>& a) {
+                          return std::vector<hlo::Value>{r.or_(a[0], a[1])};
+                        });
+      },
+      [n, needs_shift](hlo::Builder& c, const std::vector<hlo::Value>& v) {
+        hlo::Value m = needs_shift(c, v[0], v[2]);
+        hlo::Value term = c.power(v[0], k(c, -static_cast<double>(n + 1), v[0]));
+        return std::vector<hlo::Value>{c.select(m, c.add(v[0], k(c, 1, v[0])), v[0]),
+                                       c.add(v[1], c.select(m, term, k(c, 0, term))), v[2]};
+      });
+  hlo::Value r = b.binary("chlo.polygamma", k(b, static_cast<double>(n), x), out[0]);
+  const double factorial = std::exp(std::lgamma(static_cast<double>(n) + 1));
+  return b.add(r, b.multiply(out[1], k(b, n % 2 ? factorial : -factorial, r)));
+}
+
+// exp(x^2) erfc(x). Below 2 the product itself is accurate (and overflows
+// for x < -9.4 in f32, where the CPU kernel overflows too); from 2 up erfc
+// underflows, so the continued fraction
+// erfcx(x) = 1/sqrt(pi) / (x + (1/2) / (x + (2/2) / (x + (3/2) / ...)))
+// is evaluated bottom-up (it has converged to the working precision there).
+hlo::Value erfcx(hlo::Builder& b, const hlo::Value& x) {
+  const int levels = x.dtype() == ElementType::kF64 ? 80 : 24;
+  hlo::Value large = b.compare(x, k(b, 2, x), "GE");
+  hlo::Value xs = b.select(large, k(b, 0, x), x);
+  hlo::Value direct = b.multiply(b.exponential(b.multiply(xs, xs)), b.unary("chlo.erfc", xs));
+  hlo::Value xl = b.select(large, x, k(b, 2, x));
+  hlo::Value t = xl;
+  for (int i = levels; i >= 1; --i) t = b.add(xl, b.divide(k(b, 0.5 * i, xl), t));
+  hlo::Value fraction = b.divide(k(b, 1 / std::sqrt(kPi), t), t);
+  return b.select(large, fraction, direct);
+}
+
+// log of the standard normal CDF, as the CPU kernel computes it: through
+// erfcx below -1 (where the CDF underflows), log1p above.
+hlo::Value log_ndtr(hlo::Builder& b, const hlo::Value& x) {
+  hlo::Value t = b.multiply(x, k(b, 1 / std::sqrt(2.0), x));
+  hlo::Value tail = b.subtract(b.log(b.multiply(erfcx(b, b.negate(t)), k(b, 0.5, t))), b.multiply(t, t));
+  hlo::Value body = b.log_plus_one(b.multiply(b.unary("chlo.erfc", t), k(b, -0.5, t)));
+  return b.select(b.compare(x, k(b, -1, x), "LT"), tail, body);
+}
+
+// The inverse of the standard normal CDF: sqrt(2) erfinv(2p - 1) on the
+// lower half (the upper half by symmetry, 1 - p being exact there), then
+// two Newton steps on ndtr(x) = p, which restore the relative accuracy in
+// the tail that 2p - 1 loses to rounding.
+hlo::Value ndtri(hlo::Builder& b, const hlo::Value& p) {
+  hlo::Value upper = b.compare(p, k(b, 0.5, p), "GT");
+  hlo::Value q = b.select(upper, b.subtract(k(b, 1, p), p), p);
+  hlo::Value x = b.multiply(b.unary("chlo.erf_inv", b.subtract(b.add(q, q), k(b, 1, q))), k(b, std::sqrt(2.0), q));
+  hlo::Value refine = b.and_(b.compare(q, k(b, 0, q), "GT"), b.is_finite(x));
+  for (int i = 0; i < 2; ++i) {
+    hlo::Value cdf = b.multiply(b.unary("chlo.erfc", b.multiply(x, k(b, -1 / std::sqrt(2.0), x))), k(b, 0.5, x));
+    hlo::Value pdf = b.multiply(b.exponential(b.multiply(b.multiply(x, x), k(b, -0.5, x))),
+                                k(b, 1 / std::sqrt(2 * kPi), x));
+    hlo::Value step = b.divide(b.subtract(cdf, q), pdf);
+    x = b.select(b.and_(refine, b.is_finite(step)), b.subtract(x, step), x);
+  }
+  hlo::Value r = b.select(upper, b.negate(x), x);
+  hlo::Value outside = b.or_(b.compare(p, k(b, 0, p), "LT"), b.compare(p, k(b, 1, p), "GT"));
+  return b.select(outside, k(b, NAN, p), r);
+}
+
+// sin(x) / x, by its Taylor polynomial near 0 and 0 at +-inf (CPU's kernel).
+hlo::Value spherical_bessel_j0(hlo::Builder& b, const hlo::Value& x) {
+  hlo::Value xx = b.multiply(x, x);
+  const double coefficients[] = {1.0 / 6227020800.0, -1.0 / 39916800.0, 1.0 / 362880.0, -1.0 / 5040.0,
+                                 1.0 / 120.0,         -1.0 / 6.0};
+  hlo::Value poly = k(b, 0, x);
+  for (double c : coefficients) poly = b.multiply(xx, b.add(k(b, c, x), poly));
+  poly = b.add(k(b, 1, x), poly);
+  hlo::Value small = b.compare(b.abs(x), k(b, 0.5, x), "LT");
+  hlo::Value r = b.select(small, poly, b.divide(b.sine(x), x));
+  return b.select(b.compare(b.abs(x), k(b, INFINITY, x), "EQ"), k(b, 0, x), r);
+}
+
+// The modified Bessel function K_nu (nu = 0 or 1), times exp(x) when
+// `scaled`. Below 10 from its integral exp(x) K_nu(x) =
+// int_0^inf exp(-x (cosh t - 1)) cosh(nu t) dt by the trapezoidal rule
+// (exponentially accurate for this doubly exponentially decaying analytic
+// integrand: step 1/4 resolves its width 1/sqrt(x) for x < 10, and 80 nodes
+// reach the tail for x >= 1e-6); from 10 up by the asymptotic expansion
+// sqrt(pi / 2x) sum_k prod_{j<=k} (4 nu^2 - (2j - 1)^2) / (8 j x); below 1e-6
+// by the leading terms -log(x/2) - gamma and 1/x.
+hlo::Value modified_bessel_k(hlo::Builder& b, const hlo::Value& x, int nu, bool scaled) {
+  const double h = 0.25, euler_gamma = 0.57721566490153286;
+  const int nodes = 80, asymptotic_terms = 14;
+  hlo::Value mid = b.and_(b.compare(x, k(b, 1e-6, x), "GE"), b.compare(x, k(b, 10, x), "LT"));
+  hlo::Value xm = b.select(mid, x, k(b, 1, x));
+  hlo::Value integral = k(b, 0, x);
+  for (int i = nodes - 1; i >= 0; --i) {
+    const double t = i * h, sinh_half = std::sinh(t / 2);
+    const double weight = (i == 0 ? h / 2 : h) * (nu == 0 ? 1.0 : std::cosh(t));
+    hlo::Value term = b.exponential(b.multiply(xm, k(b, -2 * sinh_half * sinh_half, xm)));
+    integral = b.add(integral, b.multiply(term, k(b, weight, xm)));
+  }
+  hlo::Value xl = b.select(b.compare(x, k(b, 10, x), "GE"), x, k(b, 10, x));
+  hlo::Value inv8x = b.divide(k(b, 0.125, xl), xl);
+  hlo::Value series = k(b, 1, xl);
+  const double mu = 4.0 * nu * nu;
+  for (int j = asymptotic_terms; j >= 1; --j) {
+    const double odd = 2.0 * j - 1.0;
+    series = b.add(k(b, 1, xl), b.multiply(series, b.multiply(inv8x, k(b, (mu - odd * odd) / j, xl))));
+  }
+  hlo::Value asymptotic = b.multiply(series, b.sqrt(b.divide(k(b, kPi / 2, xl), xl)));
+  hlo::Value r = b.select(mid, integral, asymptotic);
+  // Unscaled: exp(-x) times the above (0 once it underflows, as on CPU).
+  if (!scaled) r = b.multiply(r, b.exponential(b.negate(x)));
+  hlo::Value xs = b.select(b.compare(x, k(b, 1e-6, x), "LT"), x, k(b, 1, x));
+  hlo::Value tiny = nu == 0 ? b.negate(b.add(b.log(b.multiply(xs, k(b, 0.5, xs))), k(b, euler_gamma, xs)))
+                            : b.divide(k(b, 1, xs), xs);
+  if (scaled) tiny = b.multiply(tiny, b.exponential(xs));
+  r = b.select(b.compare(x, k(b, 1e-6, x), "LT"), tiny, r);
+  r = b.select(b.compare(x, k(b, 0, x), "EQ"), k(b, INFINITY, x), r);
+  r = b.select(b.compare(x, k(b, INFINITY, x), "EQ"), k(b, 0, x), r);
+  r = b.select(is_nan(b, x), x, r);
+  return b.select(b.compare(x, k(b, 0, x), "LT"), k(b, NAN, x), r);
+}
+
+// The Bessel function J_n (n = 0 or 1). Up to |x| = 25 from Bessel's
+// integral J_n(x) = 1/(2 pi) int_0^{2 pi} cos(n t - x sin t) dt by the
+// trapezoidal rule on 64 points (exact up to terms of order J_64(x), below
+// 1e-18 there; the integrand's symmetry halves the nodes); above 25 from
+// Hankel's asymptotic expansion, with cos / sin of x - (2n + 1) pi / 4
+// expanded so that no rounded shift of a large x enters them.
+hlo::Value bessel_j(hlo::Builder& b, const hlo::Value& x, int n) {
+  const int points = 64, asymptotic_terms = 16;
+  hlo::Value ax = b.abs(x);
+  hlo::Value small = b.compare(ax, k(b, 25, ax), "LE");
+  hlo::Value xs = b.select(small, ax, k(b, 0, ax));
+  hlo::Value integral = k(b, 0, x);
+  for (int i = 0; i <= points / 2; ++i) {
+    const double t = 2 * kPi * i / points, weight = (i == 0 || i == points / 2 ? 1.0 : 2.0) / points;
+    hlo::Value arg = b.multiply(xs, k(b, std::sin(t), xs));
+    hlo::Value term = n == 0 ? b.cosine(arg)
+                             : b.add(b.multiply(b.cosine(arg), k(b, std::cos(t), xs)),
+                                     b.multiply(b.sine(arg), k(b, std::sin(t), xs)));
+    integral = b.add(integral, b.multiply(term, k(b, weight, xs)));
+  }
+  // P = sum (-1)^k a_2k / x^2k, Q = sum (-1)^k a_2k+1 / x^2k+1, a_k = prod_{j<=k} (4n^2 - (2j-1)^2) / (8 j).
+  hlo::Value xl = b.select(small, k(b, 25, ax), ax);
+  hlo::Value inv8x = b.divide(k(b, 0.125, xl), xl);
+  hlo::Value term = k(b, 1, xl), p = k(b, 1, xl), q = k(b, 0, xl);
+  const double mu = 4.0 * n * n;
+  for (int j = 1; j <= asymptotic_terms; ++j) {
+    const double odd = 2.0 * j - 1.0;
+    term = b.multiply(term, b.multiply(inv8x, k(b, (mu - odd * odd) / j, xl)));
+    const double sign = ((j / 2) % 2 == 0) ? 1.0 : -1.0;
+    if (j % 2 == 0) {
+      p = b.add(p, b.multiply(term, k(b, sign, xl)));
+    } else {
+      q = b.add(q, b.multiply(term, k(b, sign, xl)));
+    }
+  }
+  hlo::Value c = b.cosine(xl), s = b.sine(xl);
+  const double r = 1 / std::sqrt(2.0);
+  // chi = x - pi/4 (n = 0) or x - 3 pi/4 (n = 1).
+  hlo::Value cos_chi = b.multiply(n == 0 ? b.add(c, s) : b.subtract(s, c), k(b, r, xl));
+  hlo::Value sin_chi = b.multiply(n == 0 ? b.subtract(s, c) : b.negate(b.add(s, c)), k(b, r, xl));
+  hlo::Value asymptotic = b.multiply(b.sqrt(b.divide(k(b, 2 / kPi, xl), xl)),
+                                     b.subtract(b.multiply(p, cos_chi), b.multiply(q, sin_chi)));
+  hlo::Value result = b.select(small, integral, asymptotic);
+  // (+-inf gives NaN through cos(inf), as CPU's kernel does.)
+  result = b.select(is_nan(b, x), x, result);
+  // J1 is odd.
+  return n == 1 ? b.select(b.compare(x, k(b, 0, x), "LT"), b.negate(result), result) : result;
+}
+
 hlo::Value special(hlo::Builder& b, SpecialOp op, const hlo::Value& x) {
   switch (op) {
     case SpecialOp::kAsin: return b.unary("chlo.asin", x);
@@ -126,6 +315,18 @@ hlo::Value special(hlo::Builder& b, SpecialOp op, const hlo::Value& x) {
     case SpecialOp::kI0e: return bessel_i0(b, x, true);
     case SpecialOp::kI1: return bessel_i1(b, x, false);
     case SpecialOp::kI1e: return bessel_i1(b, x, true);
+    case SpecialOp::kModifiedBesselI0: return bessel_i0(b, x, false);
+    case SpecialOp::kModifiedBesselI1: return bessel_i1(b, x, false);
+    case SpecialOp::kErfcx: return erfcx(b, x);
+    case SpecialOp::kNdtri: return ndtri(b, x);
+    case SpecialOp::kLogNdtr: return log_ndtr(b, x);
+    case SpecialOp::kSphericalBesselJ0: return spherical_bessel_j0(b, x);
+    case SpecialOp::kModifiedBesselK0: return modified_bessel_k(b, x, 0, false);
+    case SpecialOp::kModifiedBesselK1: return modified_bessel_k(b, x, 1, false);
+    case SpecialOp::kScaledModifiedBesselK0: return modified_bessel_k(b, x, 0, true);
+    case SpecialOp::kScaledModifiedBesselK1: return modified_bessel_k(b, x, 1, true);
+    case SpecialOp::kBesselJ0: return bessel_j(b, x, 0);
+    case SpecialOp::kBesselJ1: return bessel_j(b, x, 1);
     case SpecialOp::kSinc: {
       hlo::Value p = b.multiply(x, k(b, kPi, x));
       return b.select(b.compare(x, k(b, 0, x), "EQ"), k(b, 1, x), b.divide(b.sine(p), p));
@@ -146,6 +347,40 @@ hlo::Value lower_special(hlo::Builder& b, SpecialOp op, const hlo::Value& input,
   return convert_to(b, special(b, op, x), out);
 }
 
+std::pair<hlo::Value, hlo::Value> lower_frexp(hlo::Builder& b, const hlo::Value& input) {
+  // Integer operations on the bits only: XLA's CPU code treats subnormal
+  // inputs of float arithmetic as zero. f16 / bf16 go through f32 (their
+  // values and mantissas are exact there and back).
+  const bool f64 = input.dtype() == ElementType::kF64;
+  const hlo::Value x = f64 ? input : convert_to(b, input, ElementType::kF32);
+  const ElementType int_type = f64 ? ElementType::kS64 : ElementType::kS32;
+  const int width = f64 ? 64 : 32, fraction_bits = f64 ? 52 : 23;
+  const int64_t exponent_max = f64 ? 0x7ff : 0xff, half_exponent = f64 ? 1022 : 126;
+  const int64_t fraction_mask = (int64_t{1} << fraction_bits) - 1;
+  const hlo::TensorType ints(int_type, x.dims());
+  auto c = [&](int64_t v) { return b.constant_splat_int(v, ints); };
+  hlo::Value bits = b.bitcast_convert(x, ints);
+  hlo::Value sign = b.and_(bits, c(std::numeric_limits<int64_t>::min() >> (64 - width)));
+  hlo::Value biased = b.and_(b.shift_right_logical(bits, c(fraction_bits)), c(exponent_max));
+  hlo::Value fraction = b.and_(bits, c(fraction_mask));
+  // Normal: x = 1.f * 2^(E - bias) = 0.1f * 2^(E - bias + 1).
+  hlo::Value e = b.subtract(biased, c(half_exponent));
+  // Subnormal: the top set bit p of f makes x = 1.xxx * 2^(p - fraction_bits - bias + 1).
+  hlo::Value top = b.subtract(c(width - 1), b.count_leading_zeros(fraction));
+  hlo::Value sub_e = b.subtract(top, c(fraction_bits + half_exponent - 1));
+  hlo::Value sub_fraction = b.and_(b.shift_left(fraction, b.subtract(c(fraction_bits), top)), c(fraction_mask));
+  hlo::Value subnormal = b.compare(biased, c(0), "EQ");
+  e = b.select(subnormal, sub_e, e);
+  fraction = b.select(subnormal, sub_fraction, fraction);
+  hlo::Value m_bits = b.or_(b.or_(sign, c(half_exponent << fraction_bits)), fraction);
+  // Zeros, infinities and NaN come back as they are, with exponent 0.
+  hlo::Value zero = b.compare(b.and_(bits, c(~(std::numeric_limits<int64_t>::min() >> (64 - width)))), c(0), "EQ");
+  hlo::Value plain = b.or_(zero, b.compare(biased, c(exponent_max), "EQ"));
+  hlo::Value m = b.bitcast_convert(b.select(plain, bits, m_bits), x.type());
+  e = b.select(plain, c(0), e);
+  return {convert_to(b, m, input.dtype()), convert_to(b, e, ElementType::kS32)};
+}
+
 hlo::Value lower_polygamma(hlo::Builder& b, int64_t n, const hlo::Value& input, ElementType out) {
   const hlo::Value x = convert_to(b, input, elementwise_compute_type(out));
   hlo::Value r;
@@ -154,9 +389,9 @@ hlo::Value lower_polygamma(hlo::Builder& b, int64_t n, const hlo::Value& input, 
   } else if (n == 1) {
     r = trigamma(b, x);
   } else {
-    r = b.binary("chlo.polygamma", k(b, static_cast<double>(n), x), x);
     // at the poles (and -inf) n! zeta(n + 1, x) is infinite, with the sign of (-1)^(n + 1)
     hlo::Value pole = b.and_(b.compare(x, k(b, 0, x), "LE"), is_integral(b, x));
+    r = polygamma_shifted(b, n, b.select(pole, k(b, 1, x), x));
     r = b.select(pole, k(b, n % 2 ? INFINITY : -INFINITY, x), r);
   }
   return convert_to(b, r, out);

@@ -1,0 +1,624 @@
+// Rare ops that PyTorch gives no decomposition for on a new device, written
+// here in terms of other tpu ops (each of which has its own lowering):
+// rsub, aminmax, count_nonzero, isin, trace, addbmm, renorm, histc, equal,
+// norm (the legacy torch.norm kernels), channel_shuffle, unfold_backward,
+// angle of real tensors, logspace, max_unpool2d / 3d (a scatter),
+// im2col (strided slices stacked), col2im, _efficientzerotensor; plus one
+// index_reduce (a scatter_reduce with the index spread along dim),
+// _cdist_forward / _pdist_forward and their backward (over all pairwise
+// differences); and
+// small lowerings of their own: conj_physical (torch.fft.ihfft2 and friends
+// need it), complex, polar and frexp;
+// and ATen's own view_as_real / view_as_complex (metadata-only views; a
+// program reads the complex storage through them as float pairs). They cost a few launches in strict
+// eager and fuse like any other ops in fused eager and torch.compile.
+#include <ATen/ExpandUtils.h>
+#include <ATen/TensorOperators.h>
+#include <ATen/WrapDimUtils.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/add.h>
+#include <ATen/ops/addmm.h>
+#include <ATen/ops/all.h>
+#include <ATen/ops/amax.h>
+#include <ATen/ops/amin.h>
+#include <ATen/ops/any.h>
+#include <ATen/ops/arange.h>
+#include <ATen/ops/clone.h>
+#include <ATen/ops/constant_pad_nd.h>
+#include <ATen/ops/scatter.h>
+#include <ATen/ops/stack.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/eq.h>
+#include <ATen/ops/full_like.h>
+#include <ATen/ops/isnan.h>
+#include <ATen/ops/linalg_vector_norm.h>
+#include <ATen/ops/linspace.h>
+#include <ATen/ops/logical_not.h>
+#include <ATen/ops/max.h>
+#include <ATen/ops/min.h>
+#include <ATen/ops/ne.h>
+#include <ATen/ops/ones_like.h>
+#include <ATen/ops/pow.h>
+#include <ATen/ops/scalar_tensor.h>
+#include <ATen/ops/scatter_reduce.h>
+#include <ATen/ops/sub.h>
+#include <ATen/ops/sum.h>
+#include <ATen/ops/triu_indices.h>
+#include <ATen/ops/view_as_complex_native.h>
+#include <ATen/ops/view_as_real_native.h>
+#include <ATen/ops/where.h>
+#include <ATen/ops/zeros.h>
+#include <ATen/ops/zeros_like.h>
+#include <c10/core/DefaultDtype.h>
+#include <c10/core/ScalarType.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include "aten/op_runner.h"
+#include "ops/broadcast.h"
+#include "ops/elementwise/special.h"
+
+namespace torch_tpu::aten {
+
+namespace {
+
+using Tensor = at::Tensor;
+
+Tensor& write(Tensor& out, const Tensor& value) {
+  TORCH_CHECK(c10::canCast(value.scalar_type(), out.scalar_type()), "result type ", value.scalar_type(),
+              " can't be cast to the desired output type ", out.scalar_type());
+  at::native::resize_output(out, value.sizes());
+  out.copy_(value);
+  return out;
+}
+
+Tensor tpu_rsub(const Tensor& self, const Tensor& other, const c10::Scalar& alpha) {
+  return at::sub(other, self, alpha);
+}
+
+std::tuple<Tensor&, Tensor&> tpu_aminmax_out(const Tensor& self, std::optional<int64_t> dim, bool keepdim, Tensor& min,
+                                         Tensor& max) {
+  TORCH_CHECK(self.numel() > 0 || (dim && self.dim() > 0 && self.size(*dim) > 0),
+              "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.");
+  std::vector<int64_t> dims;
+  if (dim) dims.push_back(at::maybe_wrap_dim(*dim, self.dim()));
+  write(min, at::amin(self, dims, keepdim));
+  write(max, at::amax(self, dims, keepdim));
+  return {min, max};
+}
+
+Tensor tpu_count_nonzero(const Tensor& self, c10::IntArrayRef dims) {
+  return at::sum(at::ne(self, 0), dims, false, at::kLong);
+}
+
+Tensor tpu_isin_impl(const Tensor& elements, const Tensor& test, bool invert) {
+  Tensor hit = at::any(at::eq(elements.unsqueeze(-1), test.reshape({-1})), -1);
+  return invert ? at::logical_not(hit) : hit;
+}
+
+Tensor& tpu_isin_tt_out(const Tensor& elements, const Tensor& test, bool, bool invert, Tensor& out) {
+  return write(out, tpu_isin_impl(elements, test, invert));
+}
+
+Tensor& tpu_isin_ts_out(const Tensor& elements, const c10::Scalar& test, bool, bool invert, Tensor& out) {
+  Tensor hit = at::eq(elements, test);
+  return write(out, invert ? at::logical_not(hit) : hit);
+}
+
+Tensor& tpu_isin_st_out(const c10::Scalar& element, const Tensor& test, bool, bool invert, Tensor& out) {
+  Tensor hit = at::any(at::eq(test, element).reshape({-1}), 0);
+  return write(out, invert ? at::logical_not(hit) : hit);
+}
+
+Tensor tpu_trace(const Tensor& self) {
+  TORCH_CHECK(self.dim() == 2, "trace: expected a matrix, but got tensor with dim ", self.dim());
+  return at::sum(self.diagonal());
+}
+
+// sum_b batch1[b] @ batch2[b] is one matrix product over the joined (b, k) axis.
+Tensor tpu_addbmm(const Tensor& self, const Tensor& b1, const Tensor& b2, const c10::Scalar& beta,
+              const c10::Scalar& alpha) {
+  TORCH_CHECK(b1.dim() == 3, "batch1 must be a 3D tensor");
+  TORCH_CHECK(b2.dim() == 3, "batch2 must be a 3D tensor");
+  TORCH_CHECK(b1.size(0) == b2.size(0), "batch1 and batch2 must have same number of batches, got ", b1.size(0),
+              " and ", b2.size(0));
+  TORCH_CHECK(b1.size(2) == b2.size(1), "Incompatible matrix sizes for bmm (", b1.size(1), "x", b1.size(2), " and ",
+              b2.size(1), "x", b2.size(2), ")");
+  const int64_t joined = b1.size(0) * b1.size(2);
+  return at::addmm(self, b1.transpose(0, 1).reshape({b1.size(1), joined}), b2.reshape({joined, b2.size(2)}), beta,
+                   alpha);
+}
+
+Tensor& tpu_addbmm_out(const Tensor& self, const Tensor& b1, const Tensor& b2, const c10::Scalar& beta,
+                   const c10::Scalar& alpha, Tensor& out) {
+  return write(out, tpu_addbmm(self, b1, b2, beta, alpha));
+}
+
+Tensor& tpu_renorm_out(const Tensor& self, const c10::Scalar& p, int64_t dim, const c10::Scalar& maxnorm, Tensor& out) {
+  TORCH_CHECK(!p.isComplex(), "renorm: p must be real-valued");
+  TORCH_CHECK(p.toDouble() > 0, "renorm: non-positive-norm not supported");
+  TORCH_CHECK(!maxnorm.isComplex(), "renorm: maxnorm must be real-valued");
+  TORCH_CHECK(maxnorm.toDouble() >= 0, "renorm: expected maxnorm to be >= 0 but got ", maxnorm.toDouble());
+  TORCH_CHECK(self.dim() > 1, "renorm: input needs at least 2 dimensions, got ", self.dim(), " dimensions");
+  dim = at::maybe_wrap_dim(dim, self.dim());
+  std::vector<int64_t> others;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (d != dim) others.push_back(d);
+  }
+  Tensor norm = at::linalg_vector_norm(self, p, others, /*keepdim=*/true);
+  const double limit = maxnorm.toDouble();
+  Tensor factor = at::where(norm > limit, limit / (norm + 1e-7), at::ones_like(norm));
+  return write(out, self * factor);
+}
+
+// Equal-width bins over [min, max] (the data's range when min == max); the
+// top edge belongs to the last bin, values outside are ignored.
+Tensor tpu_histc(const Tensor& self, int64_t bins, const c10::Scalar& min, const c10::Scalar& max) {
+  TORCH_CHECK(bins > 0, "torch.histc(): bins must be > 0, but got ", bins, " for dimension 0");
+  TORCH_CHECK(c10::isFloatingType(self.scalar_type()), "\"histogram_cpu\" not implemented for '",
+              self.scalar_type(), "'");
+  double lo_v = min.toDouble(), hi_v = max.toDouble();
+  TORCH_CHECK(lo_v <= hi_v, "torch.histc: max must be larger than min");
+  TORCH_CHECK(std::isfinite(lo_v) && std::isfinite(hi_v), "torch.histc: range of [", lo_v, ", ", hi_v,
+              "] is not finite");
+  Tensor x = self.reshape({-1});
+  Tensor lo = at::scalar_tensor(lo_v, self.options()), hi = at::scalar_tensor(hi_v, self.options());
+  if (lo_v == hi_v) {
+    if (x.numel() > 0) {
+      lo = at::min(x);
+      hi = at::max(x);
+    }
+    Tensor same = at::eq(lo, hi);
+    lo = at::where(same, lo - 1, lo);
+    hi = at::where(same, hi + 1, hi);
+  }
+  Tensor pos = ((x - lo) * static_cast<double>(bins) / (hi - lo)).floor().to(at::kLong);
+  pos = at::where(at::eq(x, hi), at::scalar_tensor(bins - 1, pos.options()), pos);
+  Tensor inside = (x >= lo).logical_and(x <= hi);
+  Tensor onehot = at::eq(pos.unsqueeze(1), at::arange(bins, pos.options())).logical_and(inside.unsqueeze(1));
+  return at::sum(onehot, {0}, false, self.scalar_type());
+}
+
+Tensor& tpu_histc_out(const Tensor& self, int64_t bins, const c10::Scalar& min, const c10::Scalar& max, Tensor& out) {
+  return write(out, tpu_histc(self, bins, min, max));
+}
+
+bool tpu_equal(const Tensor& self, const Tensor& other) {
+  TORCH_CHECK(self.device() == other.device(), "Cannot compare two tensors on different devices. Got: ",
+              self.device(), " and ", other.device());
+  TORCH_CHECK(self.scalar_type() == other.scalar_type(), "Expected object of scalar type ", self.scalar_type(),
+              " but got scalar type ", other.scalar_type(), " for argument 'other'");
+  if (self.sizes() != other.sizes()) return false;
+  if (self.numel() == 0) return true;
+  return at::all(at::eq(self, other)).item<bool>();
+}
+
+Tensor& tpu_norm_dtype_out(const Tensor& self, const std::optional<c10::Scalar>& p, c10::IntArrayRef dim, bool keepdim,
+                       c10::ScalarType dtype, Tensor& out) {
+  return write(out, at::linalg_vector_norm(self, p.value_or(2), dim, keepdim, dtype));
+}
+
+Tensor& tpu_norm_out(const Tensor& self, const std::optional<c10::Scalar>& p, c10::IntArrayRef dim, bool keepdim,
+                 Tensor& out) {
+  return write(out, at::linalg_vector_norm(self, p.value_or(2), dim, keepdim));
+}
+
+Tensor tpu_channel_shuffle(const Tensor& self, c10::SymInt groups_sym) {
+  const int64_t groups = groups_sym.expect_int();
+  TORCH_CHECK(self.dim() > 2, "channel_shuffle expects input to have at least 3 dimensions, but got input with sizes ",
+              self.sizes());
+  TORCH_CHECK(groups > 0, "Number of groups to divide channels in must be positive.", " Value of groups:", groups);
+  const int64_t c = self.size(1);
+  TORCH_CHECK(c % groups == 0, "Number of channels must be divisible by groups. Got ", c, " channels and ", groups,
+              " groups.");
+  std::vector<int64_t> split(self.sizes().begin(), self.sizes().end());
+  split[1] = c / groups;
+  split.insert(split.begin() + 1, groups);
+  return at::clone(self.reshape(split).transpose(1, 2), at::MemoryFormat::Contiguous).view(self.sizes());
+}
+
+// Each window element j adds its slice back at offsets j, j + step, ...
+Tensor tpu_unfold_backward(const Tensor& grad, c10::SymIntArrayRef input_sizes_sym, int64_t dim, int64_t size,
+                       int64_t step) {
+  const c10::IntArrayRef input_sizes = C10_AS_INTARRAYREF_SLOW(input_sizes_sym);
+  if (input_sizes.empty()) return at::clone(grad.reshape({}));
+  dim = at::maybe_wrap_dim(dim, static_cast<int64_t>(input_sizes.size()));
+  Tensor result = at::zeros(input_sizes, grad.options());
+  const int64_t windows = grad.size(dim);
+  if (windows == 0) return result;
+  for (int64_t j = 0; j < size; ++j) {
+    result.slice(dim, j, j + (windows - 1) * step + 1, step).add_(grad.select(-1, j));
+  }
+  return result;
+}
+
+Tensor tpu_angle(const Tensor& self) {
+  TORCH_CHECK_NOT_IMPLEMENTED(!self.is_complex(), "aten::angle: complex tensors are not supported on tpu yet");
+  const c10::ScalarType out = c10::isIntegralType(self.scalar_type(), true)
+                                  ? c10::typeMetaToScalarType(c10::get_default_dtype())
+                                  : self.scalar_type();
+  Tensor x = self.to(out);
+  Tensor zero = at::zeros_like(x);
+  Tensor r = at::where(x < 0, at::full_like(x, M_PI), zero);
+  return at::where(at::isnan(x), x, r);
+}
+
+Tensor& tpu_angle_out(const Tensor& self, Tensor& out) { return write(out, tpu_angle(self)); }
+
+Tensor& tpu_logspace_out(const c10::Scalar& start, const c10::Scalar& end, int64_t steps, double base, Tensor& out) {
+  TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
+  // Integer results are computed in double and truncated, as on CPU.
+  const c10::ScalarType compute =
+      c10::isIntegralType(out.scalar_type(), true) ? at::kDouble : out.scalar_type();
+  Tensor exponents = at::linspace(start, end, steps, out.options().dtype(compute));
+  Tensor values = at::pow(base, exponents);
+  at::native::resize_output(out, values.sizes());
+  out.copy_(values);
+  return out;
+}
+
+// Every input element goes to its flat index within its (n, c) plane.
+Tensor tpu_max_unpool(const Tensor& self, const Tensor& indices, c10::IntArrayRef output_size, int64_t spatial,
+                  const char* name) {
+  TORCH_CHECK(indices.scalar_type() == at::kLong, "elements in indices should be type int64 but got: ",
+              indices.scalar_type());
+  TORCH_CHECK(self.dim() == spatial + 1 || self.dim() == spatial + 2, name, "(): Expected ", spatial + 1, "D or ",
+              spatial + 2, "D tensor, but got ", self.sizes());
+  TORCH_CHECK(self.sizes() == indices.sizes(), "Expected shape of indices to be same as that of the input tensor (",
+              self.sizes(), ") but got indices tensor with shape: ", indices.sizes());
+  TORCH_CHECK(static_cast<int64_t>(output_size.size()) == spatial, "There should be exactly ", spatial,
+              " elements (depth, height, width) in output_size, but got ", output_size.size(), " elements.");
+  for (int64_t i = 1; i < self.dim(); ++i) {
+    TORCH_CHECK(self.size(i) > 0, name, "(): Expected input to have non-zero size for non-batch dimensions, but got ",
+                self.sizes(), " with dimension ", i, " being empty.");
+  }
+  const bool batched = self.dim() == spatial + 2;
+  const Tensor x = batched ? self : self.unsqueeze(0);
+  const Tensor idx = batched ? indices : indices.unsqueeze(0);
+  int64_t plane = 1;
+  for (int64_t s : output_size) plane *= s;
+  std::vector<int64_t> shape{x.size(0), x.size(1)};
+  shape.insert(shape.end(), output_size.begin(), output_size.end());
+  Tensor out = at::zeros({x.size(0), x.size(1), plane}, self.options())
+                   .scatter(2, idx.reshape({x.size(0), x.size(1), -1}), x.reshape({x.size(0), x.size(1), -1}))
+                   .view(shape);
+  return batched ? out : out.squeeze(0);
+}
+
+Tensor tpu_max_unpool2d(const Tensor& self, const Tensor& indices, c10::SymIntArrayRef output_size) {
+  return tpu_max_unpool(self, indices, C10_AS_INTARRAYREF_SLOW(output_size), 2, "max_unpooling2d_forward_out");
+}
+
+Tensor& tpu_max_unpool2d_out(const Tensor& self, const Tensor& indices, c10::SymIntArrayRef output_size, Tensor& out) {
+  return write(out, tpu_max_unpool2d(self, indices, output_size));
+}
+
+Tensor tpu_max_unpool3d(const Tensor& self, const Tensor& indices, c10::SymIntArrayRef output_size, c10::IntArrayRef,
+                    c10::IntArrayRef) {
+  return tpu_max_unpool(self, indices, C10_AS_INTARRAYREF_SLOW(output_size), 3, "max_unpooling3d_forward_out");
+}
+
+Tensor& tpu_max_unpool3d_out(const Tensor& self, const Tensor& indices, c10::SymIntArrayRef output_size,
+                         c10::IntArrayRef stride, c10::IntArrayRef padding, Tensor& out) {
+  return write(out, tpu_max_unpool3d(self, indices, output_size, stride, padding));
+}
+
+// Column (c, i, j) of block l is input[c, oy * sh + i * dh - ph, ox * sw + j * dw - pw].
+Tensor tpu_im2col(const Tensor& self, c10::IntArrayRef kernel, c10::IntArrayRef dilation, c10::IntArrayRef padding,
+              c10::IntArrayRef stride) {
+  TORCH_CHECK(kernel.size() == 2 && dilation.size() == 2 && padding.size() == 2 && stride.size() == 2,
+              "im2col: kernel_size, dilation, padding and stride must have two elements");
+  TORCH_CHECK(kernel[0] > 0 && kernel[1] > 0, "kernel size should be greater than zero, but got kernel_height: ",
+              kernel[0], " kernel_width: ", kernel[1]);
+  TORCH_CHECK(dilation[0] > 0 && dilation[1] > 0, "dilation should be greater than zero, but got dilation_height: ",
+              dilation[0], " dilation_width: ", dilation[1]);
+  TORCH_CHECK(padding[0] >= 0 && padding[1] >= 0, "padding should be non-negative, but got pad_height: ", padding[0],
+              " pad_width: ", padding[1]);
+  TORCH_CHECK(stride[0] > 0 && stride[1] > 0, "stride should be greater than zero, but got stride_height: ",
+              stride[0], " stride_width: ", stride[1]);
+  TORCH_CHECK((self.dim() == 3 && self.size(0) > 0) || (self.dim() == 4 && self.size(1) > 0),
+              "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions for "
+              "input, but got: ", self.sizes());
+  const bool batched = self.dim() == 4;
+  const Tensor x = batched ? self : self.unsqueeze(0);
+  const int64_t h = x.size(2), w = x.size(3);
+  const int64_t oh = (h + 2 * padding[0] - (dilation[0] * (kernel[0] - 1) + 1)) / stride[0] + 1;
+  const int64_t ow = (w + 2 * padding[1] - (dilation[1] * (kernel[1] - 1) + 1)) / stride[1] + 1;
+  TORCH_CHECK(oh >= 1 && ow >= 1, "Given input with spatial size (", h, ", ", w, "), kernel_size=(", kernel[0], ", ",
+              kernel[1], "), dilation=(", dilation[0], ", ", dilation[1], "), padding=(", padding[0], ", ", padding[1],
+              "), calculated shape of the array of sliding blocks as (", oh, ", ", ow,
+              "), but its components must be at least one.");
+  const Tensor xp = at::constant_pad_nd(x, {padding[1], padding[1], padding[0], padding[0]}, 0);
+  std::vector<Tensor> blocks;
+  for (int64_t i = 0; i < kernel[0]; ++i) {
+    for (int64_t j = 0; j < kernel[1]; ++j) {
+      const int64_t y0 = i * dilation[0], x0 = j * dilation[1];
+      blocks.push_back(xp.slice(2, y0, y0 + (oh - 1) * stride[0] + 1, stride[0])
+                           .slice(3, x0, x0 + (ow - 1) * stride[1] + 1, stride[1]));
+    }
+  }
+  Tensor cols = at::stack(blocks, 2).reshape({x.size(0), x.size(1) * kernel[0] * kernel[1], oh * ow});
+  return batched ? cols : cols.squeeze(0);
+}
+
+Tensor& tpu_im2col_out(const Tensor& self, c10::IntArrayRef kernel, c10::IntArrayRef dilation, c10::IntArrayRef padding,
+                   c10::IntArrayRef stride, Tensor& out) {
+  return write(out, tpu_im2col(self, kernel, dilation, padding, stride));
+}
+
+// The adjoint of im2col: each kernel offset's block is added back at its
+// strided place in the padded output.
+Tensor tpu_col2im(const Tensor& self, c10::SymIntArrayRef output_size_sym, c10::IntArrayRef kernel,
+                  c10::IntArrayRef dilation, c10::IntArrayRef padding, c10::IntArrayRef stride) {
+  const c10::IntArrayRef output_size = C10_AS_INTARRAYREF_SLOW(output_size_sym);
+  TORCH_CHECK(output_size.size() == 2 && kernel.size() == 2 && dilation.size() == 2 && padding.size() == 2 &&
+                  stride.size() == 2,
+              "col2im: output_size, kernel_size, dilation, padding and stride must have two elements");
+  TORCH_CHECK((self.dim() == 2 || self.dim() == 3) && self.size(-1) > 0 && self.size(-2) > 0,
+              "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero dimensions "
+              "for input, but got: ", self.sizes());
+  const int64_t kk = kernel[0] * kernel[1];
+  TORCH_CHECK(kk > 0 && self.size(-2) % kk == 0, "Expected size of input's dimension 1 to be divisible by the "
+              "product of kernel_size, but got input.size(1)=", self.size(-2), " and kernel_size=(", kernel[0], ", ",
+              kernel[1], ").");
+  const int64_t oh = (output_size[0] + 2 * padding[0] - (dilation[0] * (kernel[0] - 1) + 1)) / stride[0] + 1;
+  const int64_t ow = (output_size[1] + 2 * padding[1] - (dilation[1] * (kernel[1] - 1) + 1)) / stride[1] + 1;
+  TORCH_CHECK(oh >= 1 && ow >= 1 && oh * ow == self.size(-1), "Given output_size=(", output_size[0], ", ",
+              output_size[1], "), kernel_size=(", kernel[0], ", ", kernel[1], "), dilation=(", dilation[0], ", ",
+              dilation[1], "), padding=(", padding[0], ", ", padding[1], "), stride=(", stride[0], ", ", stride[1],
+              "), expected size of input's dimension 2 to match the calculated number of sliding blocks ", oh, " * ",
+              ow, " = ", oh * ow, ", but got input.size(2)=", self.size(-1), ".");
+  const bool batched = self.dim() == 3;
+  const Tensor cols = batched ? self : self.unsqueeze(0);
+  const int64_t n = cols.size(0), c = cols.size(1) / kk;
+  const Tensor blocks = cols.reshape({n, c, kernel[0], kernel[1], oh, ow});
+  Tensor out = at::zeros({n, c, output_size[0] + 2 * padding[0], output_size[1] + 2 * padding[1]}, self.options());
+  for (int64_t i = 0; i < kernel[0]; ++i) {
+    for (int64_t j = 0; j < kernel[1]; ++j) {
+      const int64_t y0 = i * dilation[0], x0 = j * dilation[1];
+      out.slice(2, y0, y0 + (oh - 1) * stride[0] + 1, stride[0])
+          .slice(3, x0, x0 + (ow - 1) * stride[1] + 1, stride[1])
+          .add_(blocks.select(2, i).select(2, j));
+    }
+  }
+  out = out.slice(2, padding[0], padding[0] + output_size[0]).slice(3, padding[1], padding[1] + output_size[1]);
+  out = at::clone(out, at::MemoryFormat::Contiguous);
+  return batched ? out : out.squeeze(0);
+}
+
+Tensor& tpu_col2im_out(const Tensor& self, c10::SymIntArrayRef output_size, c10::IntArrayRef kernel,
+                       c10::IntArrayRef dilation, c10::IntArrayRef padding, c10::IntArrayRef stride, Tensor& out) {
+  return write(out, tpu_col2im(self, output_size, kernel, dilation, padding, stride));
+}
+
+// A plain zero tensor: tpu has no ZeroTensor storage trick.
+Tensor tpu_efficientzerotensor(c10::SymIntArrayRef size, std::optional<c10::ScalarType> dtype,
+                           std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                           std::optional<bool> pin_memory) {
+  return at::zeros(C10_AS_INTARRAYREF_SLOW(size),
+                   at::TensorOptions().dtype(dtype).layout(layout).device(device).pinned_memory(pin_memory));
+}
+
+// ---- conj_physical ----------------------------------------------------------------
+
+OpCall conj_call(const Tensor& self) { return OpCall{"aten::conj_physical", "", {self}, {}}; }
+
+std::vector<hlo::Value> conj_body(hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
+  return {b.complex(b.real(t[0]), b.negate(b.imag(t[0])))};
+}
+
+Tensor& tpu_conj_physical_out(const Tensor& self, Tensor& out) {
+  if (!self.is_complex()) return write(out, self);
+  return write(out, run_op(conj_call(self), conj_body).at(0));
+}
+
+Tensor& tpu_conj_physical_(Tensor& self) {
+  if (self.is_complex()) run_op_into(conj_call(self), conj_body, self);
+  return self;
+}
+
+// ---- index_reduce -------------------------------------------------------------------
+
+Tensor& tpu_index_reduce_out(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                             c10::string_view reduce, bool include_self, Tensor& out) {
+  TORCH_CHECK(reduce == "prod" || reduce == "mean" || reduce == "amax" || reduce == "amin",
+              "index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got ", reduce, ".");
+  dim = at::maybe_wrap_dim(dim, self.dim());
+  TORCH_CHECK(index.dim() <= 1, "index_reduce_(): Index should have dimension 1 or 0 (got ", index.dim(), ")");
+  TORCH_CHECK(index.scalar_type() == at::kLong || index.scalar_type() == at::kInt,
+              "index_reduce_(): Expected dtype int32/int64 for index but got: ", index.scalar_type());
+  TORCH_CHECK(self.scalar_type() == source.scalar_type(), "index_reduce_(): self (", self.scalar_type(),
+              ") and source (", source.scalar_type(), ") must have the same scalar type");
+  TORCH_CHECK(self.dim() == source.dim() || (self.dim() <= 1 && source.dim() <= 1),
+              "index_reduce_(): Source and self must have the same number of dimensions");
+  const int64_t count = source.dim() == 0 ? 1 : source.size(dim);
+  TORCH_CHECK(index.numel() == count, "index_reduce_(): Number of indices (", index.numel(),
+              ") should be equal to source.size(dim) (", count, ")");
+  // Source element i along dim goes to self's index[i] along dim.
+  std::vector<int64_t> spread(std::max<int64_t>(source.dim(), 1), 1);
+  spread[source.dim() == 0 ? 0 : dim] = index.numel();
+  Tensor idx = index.to(at::kLong).reshape(spread);
+  if (source.dim() > 0) idx = idx.expand(source.sizes());
+  Tensor src = source.dim() == 0 ? source.reshape({1}) : source;
+  Tensor base = self.dim() == 0 ? self.reshape({1}) : self;
+  Tensor r = at::scatter_reduce(base, self.dim() == 0 ? 0 : dim, idx, src, reduce, include_self);
+  return write(out, self.dim() == 0 ? r.reshape({}) : r);
+}
+
+// ---- complex, polar ----------------------------------------------------------------
+
+Tensor complex_like(const char* op, const Tensor& a, const Tensor& b, bool from_polar) {
+  TORCH_CHECK(a.scalar_type() == b.scalar_type(), "Expected object of scalar type ", a.scalar_type(),
+              " but got scalar type ", b.scalar_type(), " for second argument");
+  TORCH_CHECK(a.scalar_type() == at::kFloat || a.scalar_type() == at::kDouble,
+              "Expected both inputs to be Half, Float or Double tensors but got ", a.scalar_type(), " and ",
+              b.scalar_type());
+  return run_op(OpCall{op, "", {a, b}, {}},
+                [from_polar](hlo::Builder& bld, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
+                  const std::vector<int64_t> dims = ops::broadcast_shapes(t[0].dims(), t[1].dims(), "aten::complex");
+                  hlo::Value x = ops::broadcast_to(bld, t[0], dims), y = ops::broadcast_to(bld, t[1], dims);
+                  if (from_polar) return std::vector<hlo::Value>{
+                      bld.complex(bld.multiply(x, bld.cosine(y)), bld.multiply(x, bld.sine(y)))};
+                  return std::vector<hlo::Value>{bld.complex(x, y)};
+                })
+      .at(0);
+}
+
+Tensor& tpu_complex_out(const Tensor& real, const Tensor& imag, Tensor& out) {
+  return write(out, complex_like("aten::complex", real, imag, false));
+}
+
+Tensor& tpu_polar_out(const Tensor& abs, const Tensor& angle, Tensor& out) {
+  return write(out, complex_like("aten::polar", abs, angle, true));
+}
+
+// ---- cdist / pdist --------------------------------------------------------------------
+
+// The p-norm of the last dim of pairwise differences, as CPU defines it for
+// p = 0 (count of nonzeros), 1, 2, inf and any other p.
+Tensor p_norm_last(const Tensor& diff, double p) {
+  if (p == 0) return at::sum(at::ne(diff, 0), {-1}, false, diff.scalar_type());
+  const Tensor a = diff.abs();
+  if (std::isinf(p)) return at::amax(a, {-1});
+  if (p == 1) return at::sum(a, {-1});
+  if (p == 2) return at::sum(a * a, {-1}).sqrt();
+  return at::sum(a.pow(p), {-1}).pow(1.0 / p);
+}
+
+// d dist / d x1 of each pair (diff = x1 - x2), 0 where dist is 0.
+Tensor p_norm_grad(const Tensor& diff, const Tensor& dist, double p) {
+  const Tensor d = dist.unsqueeze(-1);
+  const Tensor zero = at::zeros_like(diff);
+  if (p == 0) return zero;
+  if (p == 1) return diff.sign();
+  if (std::isinf(p)) return diff.sign() * at::eq(diff.abs(), d);
+  Tensor g;
+  if (p == 2) {
+    g = diff / d;
+  } else if (p < 2) {
+    g = at::where(at::eq(diff, 0), zero, diff.sign() * diff.abs().pow(p - 1) / d.pow(p - 1));
+  } else {
+    g = diff * diff.abs().pow(p - 2) / d.pow(p - 1);
+  }
+  return at::where(at::eq(d, 0), zero, g);
+}
+
+void check_distance_input(const Tensor& x, double p, const char* api) {
+  TORCH_CHECK(c10::isFloatingType(x.scalar_type()), api, " only supports floating-point dtypes, X1 got: ",
+              x.scalar_type());
+  TORCH_CHECK(p >= 0, api, " only supports non-negative p values");
+}
+
+Tensor tpu_cdist_forward(const Tensor& x1, const Tensor& x2, double p, std::optional<int64_t>) {
+  check_distance_input(x1, p, "cdist");
+  TORCH_CHECK(x1.dim() >= 2 && x2.dim() >= 2, "cdist only supports at least 2D tensors, X1 got: ", x1.dim(), "D");
+  TORCH_CHECK(x1.size(-1) == x2.size(-1), "X1 and X2 must have the same number of columns. X1: ", x1.size(-1),
+              " X2: ", x2.size(-1));
+  TORCH_CHECK(x1.scalar_type() == x2.scalar_type(), "cdist: X1 and X2 must have the same dtype");
+  return p_norm_last(x1.unsqueeze(-2) - x2.unsqueeze(-3), p);
+}
+
+Tensor tpu_cdist_backward(const Tensor& grad, const Tensor& x1, const Tensor& x2, double p, const Tensor& cdist) {
+  const Tensor diff = x1.unsqueeze(-2) - x2.unsqueeze(-3);
+  const Tensor g = at::sum(grad.unsqueeze(-1) * p_norm_grad(diff, cdist, p), {-2});
+  return at::sum_to(g, x1.sizes());
+}
+
+// The (i < j) pairs of rows, in row-major order, as CPU lists them.
+std::pair<Tensor, Tensor> upper_pairs(int64_t n, c10::Device device) {
+  const Tensor ij = at::triu_indices(n, n, 1, at::TensorOptions().dtype(at::kLong)).to(device);
+  return {ij.select(0, 0), ij.select(0, 1)};
+}
+
+Tensor tpu_pdist_forward(const Tensor& self, double p) {
+  TORCH_CHECK(self.dim() == 2, "pdist only supports 2D tensors, got: ", self.dim(), "D");
+  check_distance_input(self, p, "pdist");
+  const int64_t n = self.size(0);
+  if (n <= 1) return at::empty({0}, self.options());
+  auto [i, j] = upper_pairs(n, self.device());
+  return p_norm_last(self.index_select(0, i) - self.index_select(0, j), p);
+}
+
+// Each row gets the gradient of its pairs with the rows after it (+) and
+// before it (the same formula, the difference negated).
+Tensor tpu_pdist_backward(const Tensor& grad, const Tensor& self, double p, const Tensor& pdist) {
+  const int64_t n = self.size(0);
+  if (n <= 1 || pdist.numel() == 0) return at::zeros_like(self);
+  auto [i, j] = upper_pairs(n, self.device());
+  const Tensor diff = self.index_select(0, i) - self.index_select(0, j);
+  const Tensor g = grad.unsqueeze(-1) * p_norm_grad(diff, pdist, p);
+  return at::zeros_like(self).index_add(0, i, g).index_add(0, j, -g);
+}
+
+// ---- frexp -----------------------------------------------------------------------------
+
+std::tuple<Tensor&, Tensor&> tpu_frexp_out(const Tensor& self, Tensor& mantissa, Tensor& exponent) {
+  TORCH_CHECK(c10::isFloatingType(self.scalar_type()),
+              "torch.frexp() only supports floating-point dtypes");
+  TORCH_CHECK(mantissa.scalar_type() == self.scalar_type(), "torch.frexp() expects mantissa to have dtype ",
+              self.scalar_type(), " but got ", mantissa.scalar_type());
+  TORCH_CHECK(exponent.scalar_type() == at::kInt, "torch.frexp() expects exponent to have int dtype but got ",
+              exponent.scalar_type());
+  auto r = run_op(OpCall{"aten::frexp", "", {self}, {}},
+                  [](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
+                    auto [m, e] = ops::lower_frexp(b, t[0]);
+                    return std::vector<hlo::Value>{m, e};
+                  });
+  write(mantissa, r[0]);
+  write(exponent, r[1]);
+  return {mantissa, exponent};
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("rsub.Tensor", tpu_rsub);
+  m.impl("aminmax.out", tpu_aminmax_out);
+  m.impl("count_nonzero.dim_IntList", tpu_count_nonzero);
+  m.impl("isin.Tensor_Tensor_out", tpu_isin_tt_out);
+  m.impl("isin.Tensor_Scalar_out", tpu_isin_ts_out);
+  m.impl("isin.Scalar_Tensor_out", tpu_isin_st_out);
+  m.impl("trace", tpu_trace);
+  m.impl("addbmm", tpu_addbmm);
+  m.impl("addbmm.out", tpu_addbmm_out);
+  m.impl("renorm.out", tpu_renorm_out);
+  m.impl("histc", tpu_histc);
+  m.impl("histc.out", tpu_histc_out);
+  m.impl("equal", tpu_equal);
+  m.impl("norm.dtype_out", tpu_norm_dtype_out);
+  m.impl("norm.out", tpu_norm_out);
+  m.impl("channel_shuffle", tpu_channel_shuffle);
+  m.impl("unfold_backward", tpu_unfold_backward);
+  m.impl("angle", tpu_angle);
+  m.impl("angle.out", tpu_angle_out);
+  m.impl("logspace.out", tpu_logspace_out);
+  m.impl("max_unpool2d", tpu_max_unpool2d);
+  m.impl("max_unpool2d.out", tpu_max_unpool2d_out);
+  m.impl("max_unpool3d", tpu_max_unpool3d);
+  m.impl("max_unpool3d.out", tpu_max_unpool3d_out);
+  m.impl("im2col", tpu_im2col);
+  m.impl("im2col.out", tpu_im2col_out);
+  m.impl("col2im", tpu_col2im);
+  m.impl("col2im.out", tpu_col2im_out);
+  m.impl("_efficientzerotensor", tpu_efficientzerotensor);
+  m.impl("conj_physical.out", tpu_conj_physical_out);
+  m.impl("conj_physical_", tpu_conj_physical_);
+  m.impl("view_as_real", at::native::view_as_real);
+  m.impl("index_reduce.out", tpu_index_reduce_out);
+  m.impl("complex.out", tpu_complex_out);
+  m.impl("polar.out", tpu_polar_out);
+  m.impl("frexp.Tensor_out", tpu_frexp_out);
+  m.impl("_cdist_forward", tpu_cdist_forward);
+  m.impl("_cdist_backward", tpu_cdist_backward);
+  m.impl("_pdist_forward", tpu_pdist_forward);
+  m.impl("_pdist_backward", tpu_pdist_backward);
+  m.impl("view_as_complex", at::native::view_as_complex);
+}
+
+}  // namespace torch_tpu::aten

@@ -1,0 +1,198 @@
+#include "ops/elementwise/polynomials.h"
+
+#include <vector>
+
+#include "ops/elementwise/unary.h"
+
+namespace torch_tpu::ops {
+
+namespace {
+
+hlo::Value k(hlo::Builder& b, double v, const hlo::Value& like) { return splat_like(b, v, like); }
+
+enum class Family { kChebyshevT, kChebyshevU, kChebyshevV, kChebyshevW, kHermiteH, kHermiteHe, kLaguerre, kLegendre };
+
+Family family(Polynomial p) {
+  switch (p) {
+    case Polynomial::kChebyshevT:
+    case Polynomial::kShiftedChebyshevT: return Family::kChebyshevT;
+    case Polynomial::kChebyshevU:
+    case Polynomial::kShiftedChebyshevU: return Family::kChebyshevU;
+    case Polynomial::kChebyshevV:
+    case Polynomial::kShiftedChebyshevV: return Family::kChebyshevV;
+    case Polynomial::kChebyshevW:
+    case Polynomial::kShiftedChebyshevW: return Family::kChebyshevW;
+    case Polynomial::kHermiteH: return Family::kHermiteH;
+    case Polynomial::kHermiteHe: return Family::kHermiteHe;
+    case Polynomial::kLaguerreL: return Family::kLaguerre;
+    case Polynomial::kLegendreP: return Family::kLegendre;
+  }
+  return Family::kChebyshevT;
+}
+
+bool is_shifted(Polynomial p) {
+  return p == Polynomial::kShiftedChebyshevT || p == Polynomial::kShiftedChebyshevU ||
+         p == Polynomial::kShiftedChebyshevV || p == Polynomial::kShiftedChebyshevW;
+}
+
+bool is_chebyshev(Family f) {
+  return f == Family::kChebyshevT || f == Family::kChebyshevU || f == Family::kChebyshevV ||
+         f == Family::kChebyshevW;
+}
+
+// P_1(x).
+hlo::Value first(hlo::Builder& b, Family f, const hlo::Value& x) {
+  hlo::Value two_x = b.add(x, x);
+  switch (f) {
+    case Family::kChebyshevT:
+    case Family::kHermiteHe:
+    case Family::kLegendre: return x;
+    case Family::kChebyshevU:
+    case Family::kHermiteH: return two_x;
+    case Family::kChebyshevV: return b.subtract(two_x, k(b, 1, x));
+    case Family::kChebyshevW: return b.add(two_x, k(b, 1, x));
+    case Family::kLaguerre: return b.subtract(k(b, 1, x), x);
+  }
+  return x;
+}
+
+// P_{m+1} from P_m (q) and P_{m-1} (p).
+hlo::Value next(hlo::Builder& b, Family f, const hlo::Value& m, const hlo::Value& x, const hlo::Value& p,
+                const hlo::Value& q) {
+  switch (f) {
+    case Family::kChebyshevT:
+    case Family::kChebyshevU:
+    case Family::kChebyshevV:
+    case Family::kChebyshevW: return b.subtract(b.multiply(b.add(x, x), q), p);
+    case Family::kHermiteH: return b.subtract(b.multiply(b.add(x, x), q), b.multiply(b.add(m, m), p));
+    case Family::kHermiteHe: return b.subtract(b.multiply(x, q), b.multiply(m, p));
+    case Family::kLaguerre: {
+      hlo::Value a = b.add(b.add(m, m), b.subtract(k(b, 1, x), x));
+      return b.divide(b.subtract(b.multiply(a, q), b.multiply(m, p)), b.add(m, k(b, 1, m)));
+    }
+    case Family::kLegendre: {
+      hlo::Value a = b.add(b.add(m, m), k(b, 1, m));
+      return b.divide(b.subtract(b.multiply(b.multiply(a, x), q), b.multiply(m, p)), b.add(m, k(b, 1, m)));
+    }
+  }
+  return q;
+}
+
+hlo::Value any(hlo::Builder& b, const hlo::Value& pred) {
+  std::vector<int64_t> all;
+  for (int64_t d = 0; d < pred.rank(); ++d) all.push_back(d);
+  return b.reduce({pred}, {b.constant_splat_int(0, hlo::TensorType::scalar(ElementType::kPred))}, all,
+                  [](hlo::Builder& r, const std::vector<hlo::Value>& a) {
+                    return std::vector<hlo::Value>{r.or_(a[0], a[1])};
+                  })[0];
+}
+
+// P_n(x) by the recurrence for the elements in `use` with n >= 2: one loop
+// iteration per degree, as many as the largest such n needs.
+hlo::Value recurrence(hlo::Builder& b, Family f, const hlo::Value& x, const hlo::Value& n, const hlo::Value& use) {
+  // m counts P_m in q; elements stop when m reaches their n.
+  hlo::Value active_n = b.select(use, n, k(b, 1, n));
+  std::vector<hlo::Value> out = b.while_loop(
+      {k(b, 1, x), k(b, 1, x), first(b, f, x), x, active_n},
+      [](hlo::Builder& c, const std::vector<hlo::Value>& v) {
+        return std::vector<hlo::Value>{any(c, c.compare(v[0], v[4], "LT"))};
+      },
+      [f](hlo::Builder& c, const std::vector<hlo::Value>& v) {
+        const hlo::Value &m = v[0], &p = v[1], &q = v[2], &x = v[3], &n = v[4];
+        hlo::Value going = c.compare(m, n, "LT");
+        hlo::Value r = next(c, f, m, x, p, q);
+        return std::vector<hlo::Value>{c.add(m, k(c, 1, m)), c.select(going, q, p), c.select(going, r, q), x, n};
+      });
+  return out[2];
+}
+
+hlo::Value odd(hlo::Builder& b, const hlo::Value& n) {
+  return b.compare(b.remainder(n, k(b, 2, n)), k(b, 0, n), "NE");
+}
+
+// (+-)v: negative when the degree is odd.
+hlo::Value alternating(hlo::Builder& b, const hlo::Value& n, const hlo::Value& v) {
+  return b.select(odd(b, n), b.negate(v), v);
+}
+
+}  // namespace
+
+hlo::Value lower_polynomial(hlo::Builder& b, Polynomial p, const hlo::Value& input, const hlo::Value& degree) {
+  const Family f = family(p);
+  // The shifted Chebyshev polynomials are the plain ones at 2x - 1.
+  const hlo::Value x = is_shifted(p) ? b.subtract(b.add(input, input), k(b, 1, input)) : input;
+  const hlo::Value n = b.unary("stablehlo.round_nearest_afz", b.select(b.compare(degree, k(b, 0, degree), "LT"),
+                                                                         b.ceil(degree), b.floor(degree)));
+  const hlo::Value ax = b.abs(x);
+  hlo::Value one = k(b, 1, x), zero = k(b, 0, x);
+
+  // Elements the recurrence computes: degree >= 2 and no closed form or
+  // exact value below (this also bounds the loop by the largest such degree).
+  hlo::Value use = b.and_(b.compare(n, k(b, 2, n), "GE"), b.is_finite(n));
+  hlo::Value inside = b.constant_splat_int(0, hlo::TensorType(ElementType::kPred, x.dims()));
+  if (is_chebyshev(f)) {
+    const double cutoff = (f == Family::kChebyshevT || is_shifted(p)) ? 6 : 8;
+    inside = b.and_(b.compare(ax, one, "LT"), b.compare(n, k(b, cutoff, n), "GT"));
+  }
+  if (is_chebyshev(f) || f == Family::kLegendre) use = b.and_(use, b.compare(ax, one, "NE"));
+  if (f == Family::kLaguerre) use = b.and_(use, b.compare(ax, zero, "NE"));
+  use = b.and_(use, b.not_(inside));
+  hlo::Value result = recurrence(b, f, x, n, use);
+  if (is_chebyshev(f)) {
+    // Closed forms inside (-1, 1) for large degrees (the CPU kernels' cutoffs).
+    hlo::Value theta = b.unary("chlo.acos", b.select(inside, x, zero));
+    hlo::Value two_n1 = b.add(b.add(n, n), one);
+    hlo::Value closed;
+    switch (f) {
+      case Family::kChebyshevT: closed = b.cosine(b.multiply(n, theta)); break;
+      case Family::kChebyshevU: {
+        hlo::Value s = b.sine(theta);
+        hlo::Value n1 = b.add(n, one);
+        closed = b.select(b.compare(s, zero, "NE"), b.divide(b.sine(b.multiply(n1, theta)), s),
+                          b.multiply(b.multiply(n1, b.cosine(b.multiply(n1, theta))), x));
+        break;
+      }
+      case Family::kChebyshevV: {
+        hlo::Value half = b.multiply(theta, k(b, 0.5, theta));
+        closed = b.select(b.compare(b.sine(half), one, "NE"),
+                          b.divide(b.cosine(b.multiply(b.add(n, k(b, 0.5, n)), theta)), b.cosine(half)),
+                          alternating(b, n, two_n1));
+        break;
+      }
+      default: {  // W
+        hlo::Value half = b.multiply(theta, k(b, 0.5, theta));
+        closed = b.select(b.compare(b.cosine(half), one, "NE"),
+                          b.divide(b.sine(b.multiply(b.add(n, k(b, 0.5, n)), theta)), b.sine(half)),
+                          b.select(b.compare(x, zero, "GT"), two_n1, alternating(b, n, one)));
+        break;
+      }
+    }
+    result = b.select(inside, closed, result);
+    // Exact values at x = +-1.
+    hlo::Value at_one;
+    hlo::Value positive = b.compare(x, zero, "GT");
+    switch (f) {
+      case Family::kChebyshevT: at_one = b.select(positive, one, alternating(b, n, one)); break;
+      case Family::kChebyshevU: {
+        hlo::Value n1 = b.add(n, one);
+        at_one = b.select(positive, n1, alternating(b, n, n1));
+        break;
+      }
+      case Family::kChebyshevV: at_one = b.select(positive, one, alternating(b, n, two_n1)); break;
+      default: at_one = b.select(positive, two_n1, alternating(b, n, one)); break;
+    }
+    result = b.select(b.compare(ax, one, "EQ"), at_one, result);
+  }
+  if (f == Family::kLegendre) {
+    result = b.select(b.compare(ax, one, "EQ"), b.select(b.compare(x, zero, "GT"), one, alternating(b, n, one)),
+                      result);
+  }
+  if (f == Family::kLaguerre) result = b.select(b.compare(ax, zero, "EQ"), one, result);
+  // Degrees 0 and 1, and 0 for negative degrees; the n >= 2 cases above.
+  result = b.select(b.compare(n, one, "EQ"), first(b, f, x), result);
+  if (f == Family::kLaguerre) result = b.select(b.compare(ax, zero, "EQ"), one, result);
+  result = b.select(b.compare(n, zero, "EQ"), one, result);
+  return b.select(b.compare(n, zero, "LT"), zero, result);
+}
+
+}  // namespace torch_tpu::ops

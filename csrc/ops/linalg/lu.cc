@@ -1,0 +1,260 @@
+#include "ops/linalg/lu.h"
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "ops/broadcast.h"
+#include "ops/linalg/matrix_util.h"
+
+namespace torch_tpu::ops {
+
+namespace {
+
+using hlo::TensorType;
+
+int64_t count(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+std::vector<int64_t> with(std::vector<int64_t> dims, std::initializer_list<int64_t> tail) {
+  dims.insert(dims.end(), tail);
+  return dims;
+}
+
+hlo::Value i32(hlo::Builder& b, int64_t v) { return b.constant_splat_int(v, TensorType::scalar(ElementType::kS32)); }
+
+// A 0-dim value broadcast to `dims`.
+hlo::Value fill(hlo::Builder& b, const hlo::Value& s, const std::vector<int64_t>& dims) {
+  return b.broadcast_in_dim(s, dims, {});
+}
+
+hlo::Value real_abs(hlo::Builder& b, const hlo::Value& x) { return b.abs(x); }
+
+// x [B, m, w] with rows j (one for all batches) and p[B] swapped.
+hlo::Value swap_rows(hlo::Builder& b, const hlo::Value& x, const hlo::Value& j, const hlo::Value& p) {
+  const std::vector<int64_t>& dims = x.dims();
+  const TensorType rows_type(ElementType::kS32, dims);
+  hlo::Value rows = b.iota(rows_type, 1);
+  hlo::Value is_j = b.compare(rows, fill(b, j, dims), "EQ");
+  hlo::Value is_p = b.compare(rows, b.broadcast_in_dim(p, dims, {0}), "EQ");
+  hlo::Value zero = b.constant_splat(0, x.type());
+  hlo::Value row_j = b.dynamic_slice(x, {i32(b, 0), j, i32(b, 0)}, {dims[0], 1, dims[2]});
+  hlo::Value row_p = matrix::reduce(b, b.select(is_p, x, zero), 1, "stablehlo.add", 0);
+  return b.select(is_j, b.broadcast_in_dim(row_p, dims, {0, 2}),
+                  b.select(is_p, b.broadcast_in_dim(row_j, dims, {0, 1, 2}), x));
+}
+
+// One elimination step of column j on x [B, m, n] (with pivoting); carries
+// (j, x, perm [B, m, 1], pivots [B, k], info [B]).
+std::vector<hlo::Value> lu_step(hlo::Builder& b, const std::vector<hlo::Value>& carried) {
+  const hlo::Value& j = carried[0];
+  hlo::Value x = carried[1], perm = carried[2], pivots = carried[3], info = carried[4];
+  const int64_t batch = x.dims()[0], m = x.dims()[1], n = x.dims()[2];
+  const std::vector<int64_t> col_dims{batch, m};
+  const TensorType col_index(ElementType::kS32, col_dims);
+  const TensorType batch_index(ElementType::kS32, {batch});
+  hlo::Value zero_i = i32(b, 0);
+
+  // The pivot: the first row at or below j of largest magnitude (idamax).
+  hlo::Value col = b.reshape(b.dynamic_slice(x, {zero_i, zero_i, j}, {batch, m, 1}), col_dims);
+  hlo::Value mag = real_abs(b, col);
+  hlo::Value rows = b.iota(col_index, 1);
+  hlo::Value at_or_below = b.compare(rows, fill(b, j, col_dims), "GE");
+  mag = b.select(at_or_below, mag, b.constant_splat(-1, mag.type()));
+  hlo::Value largest = matrix::reduce(b, mag, 1, "stablehlo.maximum", -std::numeric_limits<double>::infinity());
+  hlo::Value hit = b.and_(at_or_below, b.compare(mag, b.broadcast_in_dim(largest, col_dims, {0}), "EQ"));
+  hlo::Value p = matrix::reduce(b, b.select(hit, rows, b.constant_splat_int(m, col_index)), 1,
+                                "stablehlo.minimum", static_cast<double>(m));
+  // NaNs match nothing: keep row j.
+  p = b.select(b.compare(p, b.constant_splat_int(m, batch_index), "EQ"), fill(b, j, {batch}), p);
+  const int64_t k = pivots.dims()[1];
+  hlo::Value step = b.compare(b.iota(TensorType(ElementType::kS32, {batch, k}), 1), fill(b, j, {batch, k}), "EQ");
+  pivots = b.select(step, b.broadcast_in_dim(b.add(p, b.constant_splat_int(1, batch_index)), {batch, k}, {0}),
+                    pivots);
+  x = swap_rows(b, x, j, p);
+  perm = swap_rows(b, perm, j, p);
+
+  // Eliminate below the pivot; a zero pivot (its column is all zero below)
+  // is recorded in info and skipped, as getrf does.
+  col = b.reshape(b.dynamic_slice(x, {zero_i, zero_i, j}, {batch, m, 1}), col_dims);
+  hlo::Value d = b.reshape(b.dynamic_slice(x, {zero_i, j, j}, {batch, 1, 1}), {batch});
+  hlo::Value d_abs = real_abs(b, d);
+  hlo::Value zero_pivot = b.compare(d_abs, b.constant_splat(0, d_abs.type()), "EQ");
+  hlo::Value first_zero = b.and_(b.compare(info, b.constant_splat_int(0, batch_index), "EQ"), zero_pivot);
+  info = b.select(first_zero, fill(b, b.add(j, i32(b, 1)), {batch}), info);
+  hlo::Value zero_col = b.constant_splat(0, col.type());
+  hlo::Value below = b.and_(b.compare(rows, fill(b, j, col_dims), "GT"),
+                            b.not_(b.broadcast_in_dim(zero_pivot, col_dims, {0})));
+  hlo::Value l = b.select(below, b.divide(col, b.broadcast_in_dim(d, col_dims, {0})), zero_col);
+  hlo::Value row = b.reshape(b.dynamic_slice(x, {zero_i, j, zero_i}, {batch, 1, n}), {batch, n});
+  hlo::Value right = b.compare(b.iota(TensorType(ElementType::kS32, {batch, n}), 1), fill(b, j, {batch, n}), "GT");
+  hlo::Value u = b.select(right, row, b.constant_splat(0, row.type()));
+  const std::vector<int64_t>& dims = x.dims();
+  hlo::Value l3 = b.broadcast_in_dim(l, dims, {0, 1});
+  x = b.subtract(x, b.multiply(l3, b.broadcast_in_dim(u, dims, {0, 2})));
+  const TensorType mat_index(ElementType::kS32, dims);
+  hlo::Value in_col = b.and_(b.compare(b.iota(mat_index, 1), fill(b, j, dims), "GT"),
+                             b.compare(b.iota(mat_index, 2), fill(b, j, dims), "EQ"));
+  x = b.select(in_col, l3, x);
+  return {b.add(j, i32(b, 1)), x, perm, pivots, info};
+}
+
+// The permutation matrix P of `perm` (P[perm[i], i] = 1), in `dtype`.
+hlo::Value permutation_matrix(hlo::Builder& b, const hlo::Value& perm, ElementType dtype) {
+  const int64_t nb = perm.rank() - 1, m = perm.dims().back();
+  const std::vector<int64_t> dims = with(std::vector<int64_t>(perm.dims().begin(), perm.dims().end() - 1), {m, m});
+  std::vector<int64_t> bdims;
+  for (int64_t d = 0; d < nb; ++d) bdims.push_back(d);
+  bdims.push_back(nb + 1);
+  hlo::Value perm_b = b.broadcast_in_dim(perm, dims, bdims);
+  hlo::Value r = b.iota(TensorType(ElementType::kS32, dims), nb);
+  return b.select(b.compare(perm_b, r, "EQ"), b.constant_splat(1, TensorType(dtype, dims)),
+                  b.constant_splat(0, TensorType(dtype, dims)));
+}
+
+// Batched x @ y over equal batch dims.
+hlo::Value matmul(hlo::Builder& b, const hlo::Value& x, const hlo::Value& y) {
+  hlo::DotDims dims;
+  const int64_t nb = x.rank() - 2;
+  for (int64_t d = 0; d < nb; ++d) {
+    dims.lhs_batch_dims.push_back(d);
+    dims.rhs_batch_dims.push_back(d);
+  }
+  dims.lhs_contracting_dims = {nb + 1};
+  dims.rhs_contracting_dims = {nb};
+  return b.dot_general(x, y, dims, hlo::Precision::kHighest);
+}
+
+bool is_empty(const hlo::Value& x) { return count(x.dims()) == 0; }
+
+}  // namespace
+
+LuFactors lower_lu_factor(hlo::Builder& b, const hlo::Value& a) {
+  const std::vector<int64_t> batch = matrix::batch_dims(a);
+  const int64_t m = a.dims()[a.rank() - 2], n = a.dims().back(), k = std::min(m, n), nb = count(batch);
+  const TensorType perm_type(ElementType::kS32, with(batch, {m}));
+  const TensorType pivot_type(ElementType::kS32, with(batch, {k}));
+  const TensorType info_type(ElementType::kS32, batch);
+  if (nb == 0 || k == 0) {
+    return {a, b.add(b.iota(pivot_type, pivot_type.rank() - 1), b.constant_splat_int(1, pivot_type)),
+            b.iota(perm_type, perm_type.rank() - 1), b.constant_splat_int(0, info_type)};
+  }
+  std::vector<hlo::Value> init{i32(b, 0), b.reshape(a, {nb, m, n}),
+                               b.iota(TensorType(ElementType::kS32, {nb, m, 1}), 1),
+                               b.constant_splat_int(0, TensorType(ElementType::kS32, {nb, k})),
+                               b.constant_splat_int(0, TensorType(ElementType::kS32, {nb}))};
+  std::vector<hlo::Value> out = b.while_loop(
+      init,
+      [k](hlo::Builder& c, const std::vector<hlo::Value>& v) {
+        return std::vector<hlo::Value>{c.compare(v[0], i32(c, k), "LT")};
+      },
+      lu_step);
+  return {b.reshape(out[1], a.dims()), b.reshape(out[3], pivot_type.dims), b.reshape(out[2], perm_type.dims),
+          b.reshape(out[4], batch)};
+}
+
+hlo::Value pivots_to_perm(hlo::Builder& b, const hlo::Value& pivots, int64_t m) {
+  const std::vector<int64_t> batch(pivots.dims().begin(), pivots.dims().end() - 1);
+  const int64_t k = pivots.dims().back(), nb = count(batch);
+  const TensorType perm_type(ElementType::kS32, with(batch, {m}));
+  if (nb == 0 || k == 0 || m == 0) return b.iota(perm_type, perm_type.rank() - 1);
+  hlo::Value piv = b.reshape(convert_to(b, pivots, ElementType::kS32), {nb, k});
+  std::vector<hlo::Value> out = b.while_loop(
+      {i32(b, 0), b.iota(TensorType(ElementType::kS32, {nb, m, 1}), 1), piv},
+      [k](hlo::Builder& c, const std::vector<hlo::Value>& v) {
+        return std::vector<hlo::Value>{c.compare(v[0], i32(c, k), "LT")};
+      },
+      [nb, m](hlo::Builder& c, const std::vector<hlo::Value>& v) {
+        const TensorType batch_index(ElementType::kS32, {nb});
+        hlo::Value p = c.reshape(c.dynamic_slice(v[2], {i32(c, 0), v[0]}, {nb, 1}), {nb});
+        p = c.clamp(i32(c, 0), c.subtract(p, c.constant_splat_int(1, batch_index)), i32(c, m - 1));
+        return std::vector<hlo::Value>{c.add(v[0], i32(c, 1)), swap_rows(c, v[1], v[0], p), v[2]};
+      });
+  return b.reshape(out[1], perm_type.dims);
+}
+
+std::tuple<hlo::Value, hlo::Value, hlo::Value> lower_lu_unpack(hlo::Builder& b, const hlo::Value& lu,
+                                                               const hlo::Value& perm) {
+  const int64_t r = lu.rank(), m = lu.dims()[r - 2], n = lu.dims()[r - 1], k = std::min(m, n);
+  std::vector<int64_t> starts(r, 0), strides(r, 1), l_limits = lu.dims(), u_limits = lu.dims();
+  l_limits[r - 1] = k;
+  u_limits[r - 2] = k;
+  hlo::Value l = b.slice(lu, starts, l_limits, strides);
+  l = b.add(matrix::keep_triangle(b, l, false, -1), matrix::identity(b, lu.dtype(), l.dims()));
+  hlo::Value u = matrix::keep_triangle(b, b.slice(lu, starts, u_limits, strides), true, 0);
+  return {permutation_matrix(b, perm, lu.dtype()), l, u};
+}
+
+hlo::Value lower_lu_solve(hlo::Builder& b, const hlo::Value& lu, const hlo::Value& perm, const hlo::Value& rhs,
+                          bool left, bool adjoint) {
+  if (!left) {
+    // X A = B  <=>  A^H X^H = B^H (and X A^H = B <=> A X^H = B^H).
+    hlo::Value xh = lower_lu_solve(b, lu, perm, matrix::transpose(b, rhs, true), true, !adjoint);
+    return matrix::transpose(b, xh, true);
+  }
+  const std::vector<int64_t> batch =
+      broadcast_shapes(matrix::batch_dims(lu), matrix::batch_dims(rhs), "aten::linalg_lu_solve");
+  hlo::Value f = matrix::broadcast_batch(b, lu, batch);
+  hlo::Value y = matrix::broadcast_batch(b, rhs, batch);
+  if (is_empty(f) || is_empty(y)) return b.constant_splat(0, y.type());
+  hlo::Value p = permutation_matrix(b, broadcast_to(b, perm, with(batch, {f.dims().back()})), f.dtype());
+  using hlo::Transpose;
+  if (!adjoint) {
+    // L U X = P^T B
+    y = matmul(b, matrix::transpose(b, p, false), y);
+    y = b.triangular_solve(f, y, true, /*lower=*/true, /*unit=*/true, Transpose::kNoTranspose);
+    return b.triangular_solve(f, y, true, /*lower=*/false, /*unit=*/false, Transpose::kNoTranspose);
+  }
+  // U^H L^H P^T X = B
+  y = b.triangular_solve(f, y, true, /*lower=*/false, /*unit=*/false, Transpose::kAdjoint);
+  y = b.triangular_solve(f, y, true, /*lower=*/true, /*unit=*/true, Transpose::kAdjoint);
+  return matmul(b, p, y);
+}
+
+namespace {
+
+// -1 where the pivots make an odd permutation, 1 otherwise, in `dtype`.
+hlo::Value permutation_sign(hlo::Builder& b, const hlo::Value& pivots, ElementType dtype) {
+  const TensorType piv_type(ElementType::kS32, pivots.dims());
+  hlo::Value identity = b.add(b.iota(piv_type, pivots.rank() - 1), b.constant_splat_int(1, piv_type));
+  hlo::Value swapped = b.compare(convert_to(b, pivots, ElementType::kS32), identity, "NE");
+  hlo::Value swaps = matrix::reduce(b, b.select(swapped, b.constant_splat_int(1, piv_type),
+                                                b.constant_splat_int(0, piv_type)),
+                                    pivots.rank() - 1, "stablehlo.add", 0);
+  const TensorType batch_i(ElementType::kS32, swaps.dims());
+  hlo::Value odd = b.compare(b.remainder(swaps, b.constant_splat_int(2, batch_i)), b.constant_splat_int(1, batch_i),
+                             "EQ");
+  const TensorType out(dtype, swaps.dims());
+  return b.select(odd, b.constant_splat(-1, out), b.constant_splat(1, out));
+}
+
+}  // namespace
+
+hlo::Value lower_det_from_lu(hlo::Builder& b, const hlo::Value& lu, const hlo::Value& pivots) {
+  hlo::Value diag = matrix::diagonal(b, lu);
+  hlo::Value product = matrix::reduce(b, diag, diag.rank() - 1, "stablehlo.multiply", 1);
+  return b.multiply(permutation_sign(b, pivots, lu.dtype()), product);
+}
+
+std::pair<hlo::Value, hlo::Value> lower_slogdet_from_lu(hlo::Builder& b, const hlo::Value& lu,
+                                                        const hlo::Value& pivots) {
+  hlo::Value diag = matrix::diagonal(b, lu);
+  hlo::Value magnitude = b.abs(diag);
+  hlo::Value unit;
+  if (is_complex(diag.dtype())) {
+    hlo::Value nonzero = b.compare(magnitude, b.constant_splat(0, magnitude.type()), "NE");
+    unit = b.select(nonzero, b.divide(diag, b.complex(magnitude, b.constant_splat(0, magnitude.type()))),
+                    b.constant_splat(0, diag.type()));
+  } else {
+    unit = b.sign(diag);
+  }
+  const int64_t last = diag.rank() - 1;
+  hlo::Value sign =
+      b.multiply(permutation_sign(b, pivots, lu.dtype()), matrix::reduce(b, unit, last, "stablehlo.multiply", 1));
+  return {sign, matrix::reduce(b, b.log(magnitude), last, "stablehlo.add", 0)};
+}
+
+}  // namespace torch_tpu::ops

@@ -1,0 +1,76 @@
+#include "ops/linalg/matrix_util.h"
+
+#include <algorithm>
+
+#include "ops/broadcast.h"
+
+namespace torch_tpu::ops::matrix {
+
+std::vector<int64_t> batch_dims(const hlo::Value& x) { return {x.dims().begin(), x.dims().end() - 2}; }
+
+hlo::Value transpose(hlo::Builder& b, const hlo::Value& x, bool conjugate) {
+  std::vector<int64_t> perm;
+  for (int64_t d = 0; d < x.rank(); ++d) perm.push_back(d);
+  std::swap(perm[x.rank() - 1], perm[x.rank() - 2]);
+  hlo::Value t = b.transpose(x, perm);
+  if (conjugate && is_complex(x.dtype())) t = b.complex(b.real(t), b.negate(b.imag(t)));
+  return t;
+}
+
+hlo::Value triangle_mask(hlo::Builder& b, const std::vector<int64_t>& shape, bool upper, int64_t k) {
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  hlo::TensorType t(ElementType::kS64, shape);
+  hlo::Value diff = b.subtract(b.iota(t, rank - 1), b.iota(t, rank - 2));
+  return b.compare(diff, b.constant_splat_int(k, t), upper ? "GE" : "LE");
+}
+
+hlo::Value keep_triangle(hlo::Builder& b, const hlo::Value& x, bool upper, int64_t k) {
+  return b.select(triangle_mask(b, x.dims(), upper, k), x, b.constant_splat(0, x.type()));
+}
+
+hlo::Value identity(hlo::Builder& b, ElementType dtype, const std::vector<int64_t>& shape) {
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  hlo::TensorType t(ElementType::kS64, shape);
+  hlo::TensorType out(dtype, shape);
+  return b.select(b.compare(b.iota(t, rank - 1), b.iota(t, rank - 2), "EQ"), b.constant_splat(1, out),
+                  b.constant_splat(0, out));
+}
+
+hlo::Value diagonal(hlo::Builder& b, const hlo::Value& x) {
+  const int64_t rows = x.dims()[x.rank() - 2], cols = x.dims()[x.rank() - 1];
+  const int64_t k = std::min(rows, cols);
+  std::vector<int64_t> starts(x.rank(), 0), limits = x.dims(), strides(x.rank(), 1);
+  limits[x.rank() - 2] = k;
+  limits[x.rank() - 1] = k;
+  hlo::Value square = b.slice(x, starts, limits, strides);
+  hlo::Value masked = b.select(b.compare(b.iota(hlo::TensorType(ElementType::kS64, square.dims()), x.rank() - 1),
+                                         b.iota(hlo::TensorType(ElementType::kS64, square.dims()), x.rank() - 2),
+                                         "EQ"),
+                               square, b.constant_splat(0, square.type()));
+  return reduce(b, masked, x.rank() - 1, "stablehlo.add", 0);
+}
+
+hlo::Value reduce(hlo::Builder& b, const hlo::Value& x, int64_t dim, const char* op_name, double init) {
+  const hlo::TensorType scalar = hlo::TensorType::scalar(x.dtype());
+  std::string name = op_name;
+  return b.reduce({x}, {b.constant_splat(init, scalar)}, {dim},
+                  [name](hlo::Builder& r, const std::vector<hlo::Value>& args) {
+                    return std::vector<hlo::Value>{r.binary(name, args[0], args[1])};
+                  })
+      .at(0);
+}
+
+hlo::Value broadcast_batch(hlo::Builder& b, const hlo::Value& x, const std::vector<int64_t>& batch) {
+  std::vector<int64_t> dims = batch;
+  dims.push_back(x.dims()[x.rank() - 2]);
+  dims.push_back(x.dims()[x.rank() - 1]);
+  return broadcast_to(b, x, dims);
+}
+
+void broadcast_batches(hlo::Builder& b, hlo::Value& x, hlo::Value& y, const char* op) {
+  const std::vector<int64_t> batch = broadcast_shapes(batch_dims(x), batch_dims(y), op);
+  x = broadcast_batch(b, x, batch);
+  y = broadcast_batch(b, y, batch);
+}
+
+}  // namespace torch_tpu::ops::matrix

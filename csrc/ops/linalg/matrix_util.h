@@ -1,0 +1,42 @@
+// Small building blocks of the matrix decompositions and solvers
+// (cholesky.cc, lu.cc): batched matrices are [..., rows, cols].
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "hlo/builder.h"
+
+namespace torch_tpu::ops::matrix {
+
+// Batch dims of x (all but the last two).
+std::vector<int64_t> batch_dims(const hlo::Value& x);
+
+// x with its last two dims swapped (conjugated too when `conjugate` and
+// x is complex).
+hlo::Value transpose(hlo::Builder& b, const hlo::Value& x, bool conjugate);
+
+// A boolean [..., rows, cols] mask of `shape`: col - row >= k (upper) or
+// col - row <= k (lower), as triu / tril with diagonal k.
+hlo::Value triangle_mask(hlo::Builder& b, const std::vector<int64_t>& shape, bool upper, int64_t k);
+
+// x with the elements outside the triangle zeroed.
+hlo::Value keep_triangle(hlo::Builder& b, const hlo::Value& x, bool upper, int64_t k);
+
+// The identity matrix (rectangular allowed) of `shape` and `dtype`.
+hlo::Value identity(hlo::Builder& b, ElementType dtype, const std::vector<int64_t>& shape);
+
+// The main diagonal [..., min(rows, cols)].
+hlo::Value diagonal(hlo::Builder& b, const hlo::Value& x);
+
+// Sum / max / min / product over dimension `dim` (removed).
+hlo::Value reduce(hlo::Builder& b, const hlo::Value& x, int64_t dim, const char* op_name, double init);
+
+// a and b broadcast to the broadcast of their batch dims (their own last
+// two dims kept).
+void broadcast_batches(hlo::Builder& b, hlo::Value& x, hlo::Value& y, const char* op);
+
+// x broadcast to `batch` + its last two dims.
+hlo::Value broadcast_batch(hlo::Builder& b, const hlo::Value& x, const std::vector<int64_t>& batch);
+
+}  // namespace torch_tpu::ops::matrix

@@ -1,0 +1,254 @@
+"""Fixes and additions beyond the first op set, against CPU: i0 and its
+gradients on 1-element tensors (XLA's CPU compiler used to turn the series
+into NaN there), polygamma at negative arguments, integer div with a
+rounding mode by zero, torch.special's erfcx / ndtri / log_ndtr /
+spherical_bessel_j0 / modified_bessel_i0 / i1 and the orthogonal
+polynomials, and the small ops written over other tpu ops (rsub, aminmax,
+count_nonzero, isin, trace, addbmm, renorm, histc, equal, norm,
+channel_shuffle, unfold's backward, angle, logspace, max_unpool, im2col)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from tpu_testing import TPU, assert_grad, assert_same, to_tpu
+
+TOL = dict(rtol=1e-4, atol=1e-5)
+
+
+def rand(shape, lo=-1.0, hi=1.0, seed=0, dtype=torch.float32):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.rand(shape, generator=g, dtype=torch.float64) * (hi - lo) + lo).to(dtype)
+
+
+# ---- wrong values fixed ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("v", [0.5, 6.0, 8.4784, 10.0, 14.9, 15.0, 30.0, -8.4784])
+@pytest.mark.parametrize("fn", [torch.i0, torch.special.i0e, torch.special.i1, torch.special.i1e],
+                         ids=lambda f: f.__name__)
+def test_bessel_one_element(fn, v):
+    assert_same(fn, torch.tensor([v]), **TOL)
+    assert_same(fn, torch.tensor(v), **TOL)
+    assert_grad(fn, torch.tensor([v]), rtol=1e-4, atol=1e-5)
+
+
+def test_polygamma_negative_arguments():
+    x = torch.tensor([-8.4784, -7.9506, -3.0337, -0.5, -1.5, 2.5, -3.0, -25.3])
+    for n in (2, 3, 4):
+        assert_same(lambda t: torch.polygamma(n, t), x, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("mode", ["trunc", "floor"])
+def test_integer_div_rounding_by_zero(mode):
+    a, b = torch.tensor([5, -5, 3]), torch.tensor([0, 2, -2])
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        torch.div(a.to(TPU), b.to(TPU), rounding_mode=mode).cpu()
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        a.to(TPU).div_(b.to(TPU), rounding_mode=mode).cpu()
+    assert_same(lambda x: torch.div(x, 0, rounding_mode=mode), a)
+    assert_same(lambda x, y: torch.div(x, y, rounding_mode=mode), a, b + 10)
+    assert_same(lambda x, y: torch.div(x, y, rounding_mode=mode), a.float(), b.float())
+
+
+# ---- special functions -------------------------------------------------------------------
+
+
+def test_erfcx_log_ndtr_ndtri():
+    x = torch.cat([rand((50,), -10, 30), torch.tensor([0.0, 1.9, 2.0, 2.1, -9.0, 1e4, math.inf, -math.inf, math.nan])])
+    assert_same(torch.special.erfcx, x, rtol=2e-5, atol=1e-6)
+    assert_same(torch.special.log_ndtr, x, rtol=2e-5, atol=1e-6)
+    p = torch.cat([rand((50,), 0, 1), torch.tensor([0.0, 1.0, 1e-7, 1 - 1e-7, 0.5, -0.1, 1.1, math.nan])])
+    assert_same(torch.special.ndtri, p, rtol=1e-4, atol=1e-5)
+    assert_grad(torch.special.erfcx, rand((6,), -2, 5))
+    assert_grad(torch.special.ndtri, rand((6,), 0.05, 0.95), rtol=1e-4, atol=1e-5)
+    assert_grad(torch.special.log_ndtr, rand((6,), -5, 5))
+    assert_same(torch.special.erfcx, torch.arange(4))  # integers promote
+    assert_same(torch.special.ndtri, p.half())  # NotImplementedError on both
+
+
+def test_spherical_j0_and_modified_bessel():
+    x = torch.cat([rand((40,), -20, 20), torch.tensor([0.0, 0.3, -0.49, math.inf, math.nan])])
+    assert_same(torch.special.spherical_bessel_j0, x, **TOL)
+    assert_same(torch.special.modified_bessel_i0, rand((20,), -20, 20), **TOL)
+    assert_same(torch.special.modified_bessel_i1, rand((20,), -20, 20), **TOL)
+    assert_same(lambda t: torch.special.modified_bessel_i0(t, out=torch.empty(0, device=t.device)), rand((4,)), **TOL)
+
+
+POLYNOMIALS = [
+    torch.special.chebyshev_polynomial_t, torch.special.chebyshev_polynomial_u,
+    torch.special.chebyshev_polynomial_v, torch.special.chebyshev_polynomial_w,
+    torch.special.shifted_chebyshev_polynomial_t, torch.special.shifted_chebyshev_polynomial_u,
+    torch.special.shifted_chebyshev_polynomial_v, torch.special.shifted_chebyshev_polynomial_w,
+    torch.special.hermite_polynomial_h, torch.special.hermite_polynomial_he,
+    torch.special.laguerre_polynomial_l, torch.special.legendre_polynomial_p,
+]
+
+
+@pytest.mark.parametrize("fn", POLYNOMIALS, ids=lambda f: f.__name__)
+def test_orthogonal_polynomials(fn):
+    x = torch.cat([rand((30,), -1.5, 1.5), torch.tensor([1.0, -1.0, 0.0, 0.5, 0.25])])
+    n = torch.tensor([0.0, 1.0, 2.0, 3.0, 5.0, 7.0, 9.0, 12.0, -1.0, 4.7])
+    xx, nn = x[:, None], n[None, :]
+    assert_same(fn, xx, nn, rtol=1e-4, atol=1e-4)
+    assert_same(lambda t: fn(t, 3), x, rtol=1e-4, atol=1e-4)  # scalar degree
+    assert_same(lambda t: fn(0.3, t), n, rtol=1e-4, atol=1e-4)  # scalar x
+    assert_same(fn, torch.tensor([0.5, 2.0]), torch.tensor([3, 4]), rtol=1e-4, atol=1e-4)  # int degree
+    assert_same(fn, torch.empty(0), torch.empty(0))
+    assert_same(fn, x.to(torch.bfloat16), n.to(torch.bfloat16)[:1])  # NotImplementedError on both
+
+
+# ---- small ops over other tpu ops -----------------------------------------------------
+
+
+def test_rsub_trace_addbmm_count_nonzero():
+    a, b = rand((3, 4)), rand((3, 4), seed=1)
+    assert_same(lambda x, y: torch.rsub(x, y, alpha=2), a, b, **TOL)
+    assert_same(lambda x: 1 - x, a, **TOL)
+    assert_same(lambda x, y: torch.rsub(x, y), torch.arange(3), torch.arange(3) * 2)
+    assert_same(torch.trace, a, **TOL)
+    assert_same(torch.trace, torch.arange(12).reshape(3, 4))
+    assert_same(torch.trace, rand((3,)))  # error on both
+    assert_same(lambda s, x, y: torch.addbmm(s, x, y, beta=0.5, alpha=2), rand((2, 5)), rand((3, 2, 4)),
+                rand((3, 4, 5), seed=2), **TOL)
+    assert_same(torch.count_nonzero, torch.tensor([[0, 1, 2], [0, 0, 3]]))
+    assert_same(lambda x: torch.count_nonzero(x, dim=(0,)), torch.tensor([[0.0, 1, 2], [0, 0, 3]]))
+    assert_grad(torch.trace, rand((4, 4)))
+
+
+def test_aminmax_isin_equal():
+    x = rand((3, 5))
+    assert_same(torch.aminmax, x)
+    assert_same(lambda t: torch.aminmax(t, dim=1, keepdim=True), x)
+    assert_same(torch.aminmax, torch.empty(0))  # error on both
+    e, t = torch.tensor([[1, 2, 3], [4, 5, 6]]), torch.tensor([2, 6, 9])
+    assert_same(torch.isin, e, t)
+    assert_same(lambda a, b: torch.isin(a, b, invert=True), e, t)
+    assert_same(lambda a: torch.isin(a, 3), e)
+    assert_same(lambda b: torch.isin(3, b), t)
+    assert torch.equal(x.to(TPU), x.to(TPU)) and not torch.equal(x.to(TPU), (x + 1).to(TPU))
+    assert not torch.equal(x.to(TPU), x[:2].to(TPU))
+    assert_same(torch.cov, rand((3, 6)), **TOL)
+    assert_same(torch.corrcoef, rand((3, 6)), **TOL)
+
+
+def test_norm_renorm_histc():
+    x = rand((3, 4, 5))
+    assert_same(lambda t: torch.norm(t, p=3, dim=1), x, **TOL)
+    assert_same(lambda t: torch.norm(t), x, **TOL)
+    assert_same(lambda a, b: torch.dist(a, b, p=1.5), x, rand((4, 5), seed=1), **TOL)
+    assert_same(lambda a, b: F.pairwise_distance(a, b), rand((3, 4)), rand((3, 4), seed=1), **TOL)
+    assert_same(lambda t: torch.renorm(t, 2, 1, 0.5), x, **TOL)
+    assert_same(lambda t: torch.renorm(t, 2, 1, -1.0), x)  # error on both
+    assert_grad(lambda t: torch.norm(t, dim=1), x)
+    assert_same(lambda t: torch.histc(t, bins=7, min=-0.5, max=0.5), x)
+    assert_same(lambda t: torch.histc(t, bins=4), x)
+    assert_same(lambda t: torch.histc(t, bins=3), torch.ones(5))  # min == max: widened by 1
+
+
+def test_channel_shuffle_unfold_angle_logspace():
+    assert_same(lambda t: F.channel_shuffle(t, 2), rand((2, 6, 3, 3)))
+    assert_same(lambda t: F.channel_shuffle(t, 4), rand((2, 6, 3, 3)))  # error on both
+    assert_grad(lambda t: t.unfold(1, 3, 2), rand((2, 7)))
+    assert_grad(lambda t: t.unfold(0, 2, 3), rand((9,)))
+    assert_same(torch.angle, torch.tensor([-1.0, 0.0, 2.0, math.nan, -math.inf]))
+    assert_same(torch.angle, torch.tensor([-2, 0, 3]))
+    out = torch.logspace(-1, 2, 9, base=2.0, device=TPU)
+    torch.testing.assert_close(out.cpu(), torch.logspace(-1, 2, 9, base=2.0), **TOL)
+    out = torch.logspace(0, 3, 4, dtype=torch.int64, device=TPU)
+    assert out.cpu().tolist() == torch.logspace(0, 3, 4, dtype=torch.int64).tolist()
+
+
+def test_max_unpool_and_im2col():
+    x = rand((2, 3, 6, 6))
+    pooled, idx = F.max_pool2d(x, 2, return_indices=True)
+    assert_same(lambda p, i: F.max_unpool2d(p, i, 2), pooled, idx)
+    assert_same(lambda p, i: F.max_unpool2d(p[0], i[0], 2), pooled, idx)
+    x3 = rand((1, 2, 4, 4, 4))
+    p3, i3 = F.max_pool3d(x3, 2, return_indices=True)
+    assert_same(lambda p, i: F.max_unpool3d(p, i, 2), p3, i3)
+    p1, i1 = F.max_pool1d(rand((2, 3, 8)), 2, return_indices=True)
+    assert_same(lambda p, i: F.max_unpool1d(p, i, 2), p1, i1)
+    assert_grad(lambda p: F.max_unpool2d(p, to_tpu(idx) if p.device.type == TPU else idx, 2), pooled)
+    assert_same(lambda t: F.unfold(t, (2, 3), dilation=(1, 2), padding=1, stride=(2, 1)), rand((2, 3, 7, 8)))
+    assert_same(lambda t: F.unfold(t, 3), rand((3, 5, 5)))
+    assert_same(lambda t: F.unfold(t, 9), rand((1, 3, 5, 5)))  # error on both
+    assert_grad(lambda t: F.unfold(t, 2, stride=2), rand((1, 2, 4, 4)))
+
+
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_index_reduce(reduce, include_self):
+    x, src = rand((5, 3)), rand((4, 3), seed=1)
+    index = torch.tensor([0, 4, 2, 0])
+    fn = lambda s, i, v: s.index_reduce(0, i, v, reduce, include_self=include_self)
+    assert_same(fn, x, index, src, **TOL)
+    assert_same(lambda s, i, v: s.index_reduce(1, i, v, reduce, include_self=include_self), x.t(), index, src.t(),
+                **TOL)
+    assert_same(lambda s, i, v: s.clone().index_reduce_(0, i, v, reduce), torch.arange(10).reshape(5, 2),
+                index, torch.arange(8).reshape(4, 2))
+    assert_same(lambda s, i, v: s.index_reduce(0, i, v, "sum"), x, index, src)  # error on both
+
+
+def test_complex_and_polar():
+    a, b = rand((3, 4)), rand((4,), seed=1)
+    assert_same(torch.complex, a, b, **TOL)
+    assert_same(torch.polar, a.abs(), b, **TOL)
+    assert_same(torch.complex, a, b.double())  # error on both
+    ac, bc = a.clone().requires_grad_(), b.clone().requires_grad_()
+    at_, bt = to_tpu(a).requires_grad_(), to_tpu(b).requires_grad_()
+    (torch.view_as_real(torch.complex(ac, bc)) ** 2 * torch.tensor([1.0, 3.0])).sum().backward()
+    (torch.view_as_real(torch.complex(at_, bt)) ** 2 * to_tpu(torch.tensor([1.0, 3.0]))).sum().backward()
+    torch.testing.assert_close(at_.grad.cpu(), ac.grad, **TOL)
+    torch.testing.assert_close(bt.grad.cpu(), bc.grad, **TOL)
+
+
+@pytest.mark.parametrize("p", [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, math.inf])
+def test_cdist_pdist(p):
+    x1, x2 = rand((2, 4, 3)), rand((5, 3), seed=1)
+    x1[0, 1] = x2[2]  # a zero distance
+    assert_same(lambda a, b: torch.cdist(a, b, p=p), x1, x2, **TOL)
+    assert_same(lambda a: F.pdist(a, p=p), x2, **TOL)
+    if p != 0:
+        ac, bc = x1.clone().requires_grad_(), x2.clone().requires_grad_()
+        at_, bt = to_tpu(x1).requires_grad_(), to_tpu(x2).requires_grad_()
+        g = rand((2, 4, 5), seed=3)
+        torch.cdist(ac, bc, p=p).backward(g)
+        torch.cdist(at_, bt, p=p).backward(to_tpu(g))
+        torch.testing.assert_close(at_.grad.cpu(), ac.grad, rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(bt.grad.cpu(), bc.grad, rtol=1e-4, atol=1e-4)
+        assert_grad(lambda a: F.pdist(a, p=p), rand((5, 3), seed=4), rtol=1e-4, atol=1e-4)
+    assert_same(lambda a, b: torch.cdist(a, b), rand((2, 3)), rand((2, 4)))  # error on both
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16], ids=str)
+def test_frexp(dtype):
+    x = torch.tensor([0.0, -0.0, 1.0, -3.5, 0.75, 1e-3, 1e30, 1e-40, -1e-42, math.inf, -math.inf, math.nan, 6.0])
+    assert_same(torch.frexp, x.to(dtype))
+    assert_same(torch.frexp, torch.arange(3))  # error on both
+
+
+@pytest.mark.parametrize("fn", [torch.special.modified_bessel_k0, torch.special.modified_bessel_k1,
+                                torch.special.scaled_modified_bessel_k0, torch.special.scaled_modified_bessel_k1],
+                         ids=lambda f: f.__name__)
+def test_modified_bessel_k(fn):
+    # the integral (below 10), the asymptotic series (above) and the small-x terms
+    x = torch.cat([torch.tensor([0.0, 1e-8, 1e-6, 1e-3, 0.1, 0.5, 1, 2, 5, 9.99, 10, 20, 50, 100, 500, -1.0,
+                                 math.inf, math.nan]), rand((60,), 0, 30)])
+    assert_same(fn, x, **TOL)
+    assert_same(fn, torch.arange(1, 4))  # integers promote
+    assert_same(fn, rand((3, 4), 0.1, 5).to(torch.bfloat16))  # NotImplementedError on both
+
+
+@pytest.mark.parametrize("fn", [torch.special.bessel_j0, torch.special.bessel_j1], ids=lambda f: f.__name__)
+def test_bessel_j(fn):
+    # Bessel's integral up to 25, Hankel's expansion above
+    x = torch.cat([torch.tensor([0.0, 1e-8, 1e-3, 0.5, 2, 9.99, 24.9, 25, 25.1, 50, 500, 1e4, -1.0, -30.0,
+                                 math.inf, -math.inf, math.nan]), rand((100,), -60, 60)])
+    assert_same(fn, x, **TOL)
+    assert_same(fn, torch.arange(-3, 4))  # integers promote
+    assert_same(fn, x.half())  # NotImplementedError on both
