@@ -5,7 +5,9 @@ PyTorch's own CPU eager, in one run.
 
 Each case runs a warm-up (compiling once), then times N launches without
 waiting for the device, then waits once. "host us/op" is the time the
-Python thread spent per op: dispatch, key, cache lookup, launch. BENCHMARKS.md
+Python thread spent per op: dispatch, key, cache lookup, launch. "fused
+host us/op" is the same loop in fused eager mode: dispatch and recording
+into the deferred graph, which runs at the sync. BENCHMARKS.md
 records the figures.
 """
 
@@ -55,15 +57,18 @@ def main() -> None:
     print(f"tpu platform: {torch.tpu.platform()}")
     cpu_cases, tpu_cases = cases("cpu"), cases("tpu")
     sync_tpu = torch.tpu.synchronize
-    print(f"{'case':<42} {'cpu us/op':>10} {'tpu host us/op':>15} {'ratio':>7}")
+    print(f"{'case':<42} {'cpu us/op':>10} {'tpu host us/op':>15} {'ratio':>7} {'fused host us/op':>17}")
     for name in cpu_cases:
         try:
             cpu_us = per_op_us(cpu_cases[name], 200, lambda: None)
             tpu_us = per_op_us(tpu_cases[name], 200, sync_tpu)
+            # Fused eager: recording only; the graph runs at the sync.
+            with torch_tpu.eager_mode("fused"):
+                fused_us = per_op_us(tpu_cases[name], 200, sync_tpu)
         except NotImplementedError as e:
             print(f"{name:<42} not supported yet: {e}")
             continue
-        print(f"{name:<42} {cpu_us:>10.1f} {tpu_us:>15.1f} {tpu_us / cpu_us:>7.2f}")
+        print(f"{name:<42} {cpu_us:>10.1f} {tpu_us:>15.1f} {tpu_us / cpu_us:>7.2f} {fused_us:>17.1f}")
 
 
 if __name__ == "__main__":

@@ -98,8 +98,9 @@ def corpus(length: int = 4096, seed: int = 0) -> tuple[torch.Tensor, int]:
     return torch.tensor([chars.index(c) for c in text]), len(chars)
 
 
-def make_step(device: str, cfg: GPTConfig | None = None, batch: int = 16, seed: int = 0):
-    """One AdamW training step per call on `device`, from a fixed seed."""
+def make_step(device: str, cfg: GPTConfig | None = None, batch: int = 16, seed: int = 0, backend: str | None = None):
+    """One AdamW training step per call on `device`, from a fixed seed;
+    with `backend`, the model runs under torch.compile(backend=backend)."""
     data, vocab = corpus()
     cfg = cfg or GPTConfig(vocab_size=vocab)
     torch.manual_seed(seed)
@@ -107,11 +108,13 @@ def make_step(device: str, cfg: GPTConfig | None = None, batch: int = 16, seed: 
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.1)
     g = torch.Generator().manual_seed(seed + 1)
 
+    forward = torch.compile(model, backend=backend) if backend else model
+
     def step(i: int) -> torch.Tensor:
         # Random windows of the text, gathered on the host and uploaded.
         starts = torch.randint(len(data) - cfg.block_size - 1, (batch,), generator=g)
         chunk = data[starts[:, None] + torch.arange(cfg.block_size + 1)].to(device)
-        _, loss = model(chunk[:, :-1], chunk[:, 1:])
+        _, loss = forward(chunk[:, :-1], chunk[:, 1:])
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()

@@ -59,16 +59,20 @@ def images(count: int, classes: int = 10, seed: int = 0):
     return x, labels
 
 
-def make_step(device: str, batch: int = 16, seed: int = 0):
+def make_step(device: str, batch: int = 16, seed: int = 0, backend: str | None = None):
+    """One SGD training step per call on `device`; with `backend`, the model
+    runs under torch.compile(backend=backend)."""
     torch.manual_seed(seed)
     model = ResNet().to(device)
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, weight_decay=5e-4)
     x, y = images(128)  # the data set stays on the host, as a DataLoader's would
 
+    forward = torch.compile(model, backend=backend) if backend else model
+
     def step(i: int) -> torch.Tensor:
         j = (i * batch) % len(x)
         xb, yb = x[j:j + batch].to(device), y[j:j + batch].to(device)
-        loss = F.cross_entropy(model(xb), yb)
+        loss = F.cross_entropy(forward(xb), yb)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
