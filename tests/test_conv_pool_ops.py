@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from tpu_testing import assert_same, to_tpu
+from tpu_testing import assert_grads, assert_same, to_tpu
 
 BF16_TOL = dict(rtol=2e-2, atol=2e-2)
 
@@ -19,28 +19,6 @@ def make(shape, dtype=torch.float32, seed=0):
     if not dtype.is_floating_point:
         return torch.randint(0, 20, shape, generator=g).to(dtype)
     return torch.randn(shape, generator=g).to(dtype)
-
-
-def leaf(x, device):
-    x = x.detach() if device == "cpu" else to_tpu(x).detach()
-    return x.requires_grad_()
-
-
-def assert_grads(fn, *inputs, constant=(), **tol):
-    """fn(*inputs) and the gradients of its floating inputs (through a random
-    output gradient) agree between CPU and tpu."""
-    wants = [isinstance(x, torch.Tensor) and x.is_floating_point() and i not in constant for i, x in enumerate(inputs)]
-    cpu_in = [leaf(x, "cpu") if w else x for x, w in zip(inputs, wants)]
-    tpu_in = [leaf(x, "tpu") if w else to_tpu(x) for x, w in zip(inputs, wants)]
-    expected = fn(*cpu_in)
-    actual = fn(*tpu_in)
-    grad = make(expected.shape, expected.dtype, seed=99)
-    expected.backward(grad)
-    actual.backward(to_tpu(grad))
-    torch.testing.assert_close(actual.cpu(), expected, equal_nan=True, **tol)
-    for c, t, w in zip(cpu_in, tpu_in, wants):
-        if w:
-            torch.testing.assert_close(t.grad.cpu(), c.grad, **tol)
 
 
 # ---- convolution ---------------------------------------------------------------------

@@ -10,7 +10,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from tpu_testing import assert_same, to_tpu
+from tpu_testing import assert_grads, assert_same, to_tpu
 
 REDUCTIONS = ["none", "mean", "sum"]
 
@@ -25,29 +25,6 @@ def make(shape, dtype=torch.float32, seed=0):
 def labels(shape, classes, seed=0, dtype=torch.int64):
     g = torch.Generator().manual_seed(seed)
     return torch.randint(0, classes, shape, generator=g).to(dtype)
-
-
-def leaf(x, device):
-    x = x.detach() if device == "cpu" else to_tpu(x).detach()
-    return x.requires_grad_()
-
-
-def assert_grads(fn, *inputs, constant=(), **tol):
-    """fn(*inputs) and the gradients of its floating inputs (through a random
-    output gradient; inputs at the `constant` positions take none) agree
-    between CPU and tpu."""
-    wants = [x.is_floating_point() and i not in constant for i, x in enumerate(inputs)]
-    cpu_in = [leaf(x, "cpu") if w else x for x, w in zip(inputs, wants)]
-    tpu_in = [leaf(x, "tpu") if w else to_tpu(x) for x, w in zip(inputs, wants)]
-    expected = fn(*cpu_in)
-    actual = fn(*tpu_in)
-    grad = make(expected.shape, expected.dtype, seed=99)
-    expected.backward(grad)
-    actual.backward(to_tpu(grad))
-    torch.testing.assert_close(actual.cpu(), expected, equal_nan=True, **tol)
-    for c, t, w in zip(cpu_in, tpu_in, wants):
-        if w:
-            torch.testing.assert_close(t.grad.cpu(), c.grad, **tol)
 
 
 # ---- embedding ---------------------------------------------------------------------

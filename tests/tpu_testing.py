@@ -81,3 +81,27 @@ def assert_grad(fn, x, seed=5, **tol):
     yt.backward(g.to(TPU))
     kw = tol or (dict(rtol=1.6e-2, atol=1e-2) if x.dtype == torch.bfloat16 else dict(rtol=1e-5, atol=1e-5))
     torch.testing.assert_close(xt.grad.cpu(), xc.grad, equal_nan=True, **kw)
+
+
+def leaf(x, device):
+    """A detached copy of `x` on `device` that requires grad."""
+    x = x.detach() if device == "cpu" else to_tpu(x).detach()
+    return x.requires_grad_()
+
+
+def assert_grads(fn, *inputs, constant=(), grads_equal_nan=False, **tol):
+    """fn(*inputs) and the gradients of its floating inputs (through a random
+    output gradient; inputs at the `constant` positions take none) agree
+    between CPU and tpu."""
+    wants = [isinstance(x, torch.Tensor) and x.is_floating_point() and i not in constant for i, x in enumerate(inputs)]
+    cpu_in = [leaf(x, "cpu") if w else x for x, w in zip(inputs, wants)]
+    tpu_in = [leaf(x, "tpu") if w else to_tpu(x) for x, w in zip(inputs, wants)]
+    expected = fn(*cpu_in)
+    actual = fn(*tpu_in)
+    grad = torch.randn(expected.shape, generator=torch.Generator().manual_seed(99)).to(expected.dtype)
+    expected.backward(grad)
+    actual.backward(to_tpu(grad))
+    torch.testing.assert_close(actual.cpu(), expected, equal_nan=True, **tol)
+    for c, t, w in zip(cpu_in, tpu_in, wants):
+        if w:
+            torch.testing.assert_close(t.grad.cpu(), c.grad, equal_nan=grads_equal_nan, **tol)
