@@ -63,9 +63,12 @@ def clicks(count: int, seed: int = 0):
     return dense, ids, labels
 
 
-def make_step(device: str, batch: int = 32, seed: int = 0):
+def make_step(device: str, batch: int = 32, seed: int = 0, backend: str | None = None):
+    """One training step per call on `device`; with `backend`, the model runs
+    under torch.compile(backend=backend)."""
     torch.manual_seed(seed)
     model = DLRM().to(device)
+    forward = torch.compile(model, backend=backend) if backend else model
     opt = torch.optim.Adagrad(model.parameters(), lr=0.05)
     dense, ids, labels = clicks(512)  # on the host, batches uploaded per step
     offsets = (torch.arange(batch) * BAG_SIZE).to(device)
@@ -73,7 +76,7 @@ def make_step(device: str, batch: int = 32, seed: int = 0):
     def step(i: int) -> torch.Tensor:
         j = (i * batch) % len(dense)
         bag_ids = [t[j:j + batch].flatten().to(device) for t in ids]
-        logits = model(dense[j:j + batch].to(device), bag_ids, [offsets] * len(ids))
+        logits = forward(dense[j:j + batch].to(device), bag_ids, [offsets] * len(ids))
         loss = F.binary_cross_entropy_with_logits(logits, labels[j:j + batch].to(device))
         opt.zero_grad(set_to_none=True)
         loss.backward()

@@ -166,17 +166,21 @@ def sequences(cfg: LlamaConfig, count: int, length: int, seed: int = 0) -> torch
     return (start + step * torch.arange(length)) % cfg.vocab_size
 
 
-def make_step(device: str, cfg: LlamaConfig | None = None, batch: int = 8, seq: int = 24, seed: int = 0):
+def make_step(device: str, cfg: LlamaConfig | None = None, batch: int = 8, seq: int = 24, seed: int = 0,
+              backend: str | None = None):
+    """One training step per call on `device`; with `backend`, the model runs
+    under torch.compile(backend=backend)."""
     cfg = cfg or LlamaConfig()
     torch.manual_seed(seed)
     model = Llama(cfg).to(device)
+    forward = torch.compile(model, backend=backend) if backend else model
     opt = torch.optim.AdamW(model.parameters(), lr=2e-3)
     data = sequences(cfg, 256, seq + 1)  # on the host, batches uploaded per step
 
     def step(i: int) -> torch.Tensor:
         j = (i * batch) % len(data)
         chunk = data[j:j + batch].to(device)
-        logits = model(chunk[:, :-1])
+        logits = forward(chunk[:, :-1])
         loss = F.cross_entropy(logits.flatten(0, 1), chunk[:, 1:].flatten())
         opt.zero_grad(set_to_none=True)
         loss.backward()

@@ -63,15 +63,18 @@ def noisy_images(count: int, size: int = 32, seed: int = 0):
     return clean + 0.2 * torch.randn(clean.shape, generator=g), clean
 
 
-def make_step(device: str, batch: int = 8, seed: int = 0):
+def make_step(device: str, batch: int = 8, seed: int = 0, backend: str | None = None):
+    """One training step per call on `device`; with `backend`, the model runs
+    under torch.compile(backend=backend)."""
     torch.manual_seed(seed)
     model = UNet().to(device)
+    forward = torch.compile(model, backend=backend) if backend else model
     opt = torch.optim.Adam(model.parameters(), lr=2e-3)
     noisy, clean = noisy_images(64)  # on the host, batches uploaded per step
 
     def step(i: int) -> torch.Tensor:
         j = (i * batch) % len(noisy)
-        loss = F.mse_loss(model(noisy[j:j + batch].to(device)), clean[j:j + batch].to(device))
+        loss = F.mse_loss(forward(noisy[j:j + batch].to(device)), clean[j:j + batch].to(device))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
