@@ -115,7 +115,8 @@ def main() -> None:
         torch.set_num_threads(args.cpu_threads)
     modes = args.modes or list(MODES if train else INFERENCE_MODES)
     print(f"{'training' if train else 'inference'} steps; tpu platform: {torch.tpu.platform()}; "
-          f"torch {torch.__version__}, {torch.get_num_threads()} CPU threads; {args.steps} timed steps after {args.warmup} warm-up steps (median)")
+          f"torch {torch.__version__}, {torch.get_num_threads()} CPU threads; "
+          f"{args.steps} timed steps after {args.warmup} warm-up steps (median)")
     header = (f"{'model':<8} {'mode':<14} {'ms/step':>9} {'vs strict':>10} {'vs cpu':>8} {'vs torchax':>11} "
               f"{'launches':>9} {'compiles':>9} {'peak MiB':>9}")
     print(header)
