@@ -26,5 +26,7 @@ constraints="$venv/torch-constraint.txt"
 # jax 0.10.2 is the newest release for Python 3.11, the Python of the torch
 # 2.13.0 CPU wheel (jax 0.11 and later require Python 3.12).
 "${pip[@]}" -c "$constraints" "jax[cpu]==0.10.2" "jaxlib==0.10.2" torchax==0.0.13
-"$venv/bin/python" -c "import torch, jax, torchax; print('torch', torch.__version__, 'jax', jax.__version__, 'torchax', torchax.__version__ if hasattr(torchax, '__version__') else '?')"
+# Versions only: importing torchax 0.0.13 under torch 2.13 needs the
+# stand-ins torchax_step.py sets up first.
+"$venv/bin/python" -c "import importlib.metadata as m; print(*(p + ' ' + m.version(p) for p in ('torch', 'jax', 'jaxlib', 'torchax')), sep=', ')"
 echo "torchax environment ready: $venv/bin/python"
