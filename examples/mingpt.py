@@ -16,11 +16,6 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-try:
-    from examples import common
-except ImportError:  # run as a script from examples/
-    import common
-
 
 @dataclass
 class GPTConfig:
@@ -98,32 +93,65 @@ def corpus(length: int = 4096, seed: int = 0) -> tuple[torch.Tensor, int]:
     return torch.tensor([chars.index(c) for c in text]), len(chars)
 
 
-def make_step(device: str, cfg: GPTConfig | None = None, batch: int = 16, seed: int = 0, backend: str | None = None):
-    """One AdamW training step per call on `device`, from a fixed seed;
-    with `backend`, the model runs under torch.compile(backend=backend)."""
-    data, vocab = corpus()
-    cfg = cfg or GPTConfig(vocab_size=vocab)
+def windows(cfg: GPTConfig, batch: int, seed: int):
+    """Random windows of the text, `batch` per call, on the host: inputs
+    and next-character targets are the window less its last or first
+    character."""
+    data, _ = corpus()
+    g = torch.Generator().manual_seed(seed)
+    offsets = torch.arange(cfg.block_size + 1)
+
+    def next_windows() -> torch.Tensor:
+        starts = torch.randint(len(data) - cfg.block_size - 1, (batch,), generator=g)
+        return data[starts[:, None] + offsets]
+
+    return next_windows
+
+
+def make_step(device: str, cfg: GPTConfig | None = None, batch: int = 16, seed: int = 0,
+              backend: str | None = None, whole_step: bool = False, train: bool = True):
+    """One AdamW training step per call on `device`, from a fixed seed.
+
+    With `backend`, the model runs under torch.compile(backend=backend);
+    with `whole_step` as well, the whole step does (forward, backward and
+    the optimizer's step, made capturable so its step count stays on the
+    device). With `train=False` a step is the evaluation forward and loss,
+    without gradients."""
+    cfg = cfg or GPTConfig(vocab_size=corpus()[1])
     torch.manual_seed(seed)
     model = GPT(cfg).to(device)
-    opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.1)
-    g = torch.Generator().manual_seed(seed + 1)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.1, capturable=whole_step)
+    next_windows = windows(cfg, batch, seed + 1)
 
-    forward = torch.compile(model, backend=backend) if backend else model
+    forward = torch.compile(model, backend=backend) if backend and not whole_step else model
 
-    def step(i: int) -> torch.Tensor:
-        # Random windows of the text, gathered on the host and uploaded.
-        starts = torch.randint(len(data) - cfg.block_size - 1, (batch,), generator=g)
-        chunk = data[starts[:, None] + torch.arange(cfg.block_size + 1)].to(device)
-        _, loss = forward(chunk[:, :-1], chunk[:, 1:])
+    def update(x, y):
+        _, loss = forward(x, y)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
         return loss
 
+    if not train:
+        model.eval()
+        update = torch.no_grad()(lambda x, y: forward(x, y)[1])
+    if backend and whole_step:
+        update = torch.compile(update, backend=backend)
+
+    def step(i: int) -> torch.Tensor:
+        chunk = next_windows().to(device)  # gathered on the host and uploaded
+        return update(chunk[:, :-1], chunk[:, 1:])
+
     return step, model
 
 
 def main() -> None:
+    # Imported here: the model code needs only torch (benchmarks/torchax_step.py
+    # runs it where torch_tpu is not installed).
+    try:
+        from examples import common
+    except ImportError:  # run as a script from examples/
+        import common
     common.run_example("minGPT", __doc__, make_step, steps=30)
 
 

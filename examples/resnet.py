@@ -10,11 +10,6 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-try:
-    from examples import common
-except ImportError:  # run as a script from examples/
-    import common
-
 
 class BasicBlock(nn.Module):
     def __init__(self, cin: int, cout: int, stride: int):
@@ -59,29 +54,46 @@ def images(count: int, classes: int = 10, seed: int = 0):
     return x, labels
 
 
-def make_step(device: str, batch: int = 16, seed: int = 0, backend: str | None = None):
+def make_step(device: str, batch: int = 16, seed: int = 0, backend: str | None = None,
+              whole_step: bool = False, train: bool = True):
     """One SGD training step per call on `device`; with `backend`, the model
-    runs under torch.compile(backend=backend)."""
+    runs under torch.compile(backend=backend), with `whole_step` as well the
+    whole step does (forward, loss, backward, optimizer). With `train=False`
+    a step is the evaluation forward and loss, without gradients."""
     torch.manual_seed(seed)
     model = ResNet().to(device)
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, weight_decay=5e-4)
     x, y = images(128)  # the data set stays on the host, as a DataLoader's would
 
-    forward = torch.compile(model, backend=backend) if backend else model
+    forward = torch.compile(model, backend=backend) if backend and not whole_step else model
 
-    def step(i: int) -> torch.Tensor:
-        j = (i * batch) % len(x)
-        xb, yb = x[j:j + batch].to(device), y[j:j + batch].to(device)
+    def update(xb, yb):
         loss = F.cross_entropy(forward(xb), yb)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
         return loss
 
+    if not train:
+        model.eval()
+        update = torch.no_grad()(lambda xb, yb: F.cross_entropy(forward(xb), yb))
+    if backend and whole_step:
+        update = torch.compile(update, backend=backend)
+
+    def step(i: int) -> torch.Tensor:
+        j = (i * batch) % len(x)
+        return update(x[j:j + batch].to(device), y[j:j + batch].to(device))
+
     return step, model
 
 
 def main() -> None:
+    # Imported here: the model code needs only torch (benchmarks/torchax_step.py
+    # runs it where torch_tpu is not installed).
+    try:
+        from examples import common
+    except ImportError:  # run as a script from examples/
+        import common
     common.run_example("ResNet", __doc__, make_step, steps=12)
 
 

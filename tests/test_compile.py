@@ -169,6 +169,26 @@ def test_whole_training_step_matches_eager(optimizer):
         assert_close(getattr(compiled_model.bn, name), getattr(model.bn, name))
 
 
+@pytest.mark.parametrize("name", ["mingpt", "resnet"])
+def test_example_whole_step_compiled_matches_eager(name):
+    """make_step(whole_step=True), benchmarks/modes.py's compiled-step: the
+    losses of eager tpu code, a few programs per step (forward, backward,
+    optimizer, dropping the gradients), none compiled after the first."""
+    example = importlib.import_module(name)
+    size = {"batch": 4}
+    if name == "mingpt":
+        size["cfg"] = example.GPTConfig(vocab_size=example.corpus()[1], block_size=8, n_layer=1, n_head=2, n_embd=16)
+    eager, _ = example.make_step(TPU, **size)
+    compiled, _ = example.make_step(TPU, backend="tpu", whole_step=True, **size)
+    expected = [eager(i).item() for i in range(4)]
+    actual = [compiled(i).item() for i in range(3)]
+    programs, launches = programs_compiled(), torch_tpu.runtime.cache_stats()["requests"]
+    actual.append(compiled(3).item())
+    assert programs_compiled() == programs
+    assert torch_tpu.runtime.cache_stats()["requests"] - launches <= 4
+    torch.testing.assert_close(torch.tensor(actual), torch.tensor(expected), rtol=1e-4, atol=1e-5)
+
+
 def test_optimizer_step_writes_its_updates_with_one_op():
     from collections import Counter
 
