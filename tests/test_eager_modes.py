@@ -133,8 +133,12 @@ def test_fused_training_reaches_a_steady_state_and_matches_strict():
     fused_losses, fused_compiles = train("fused")
     assert fused_losses == pytest.approx(strict, rel=1e-5, abs=1e-6)
     assert fused_compiles[3:] == [0, 0, 0], fused_compiles
-    # one read per step (loss.item()) runs the whole step
-    assert torch_tpu.fused_stats()["materializations"]["read"] == 6
+    # one graph per step, cut where backward ends (the previous step's
+    # update, this step's forward and backward); loss.item() finds it run
+    stats = torch_tpu.fused_stats()
+    assert stats["materializations"]["end_of_backward"] == 6
+    assert stats["materializations"]["read"] == 0
+    assert stats["graphs_run"] == 7  # and the last update, leaving fused mode
 
 
 def test_fused_pending_work_runs_at_a_mode_switch():
@@ -243,6 +247,48 @@ def test_fused_in_place_updates_donate_their_buffers(fused):
     y = x.clone()  # still held: x's buffer is not donated to the next graph
     x.add_(1)
     assert y[:1].tolist() == [6.0] and x[:1].tolist() == [7.0]
+
+
+def test_fused_graph_ends_with_the_backward_pass(fused):
+    torch.manual_seed(0)
+    w = torch.randn(8, 4, device="tpu", requires_grad=True)
+    x = torch.randn(5, 8, device="tpu")
+    loss = (x @ w).tanh().sum()
+    loss.backward()
+    stats = torch_tpu.fused_stats()
+    assert stats["materializations"]["end_of_backward"] == 1
+    assert stats["graphs_run"] == 1 and stats["materializations"]["read"] == 0
+    with torch.no_grad():
+        w -= 0.1 * w.grad  # recorded into the next graph
+    assert torch_tpu.fused_stats()["graphs_run"] == 1
+    ref_w = w.detach().cpu()  # the read runs the update
+    wc = (w.detach().cpu() + 0.1 * w.grad.cpu()).requires_grad_()
+    (x.cpu() @ wc).tanh().sum().backward()
+    torch.testing.assert_close(w.grad.cpu(), wc.grad, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(ref_w, wc.detach() - 0.1 * wc.grad, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["strict", "debug"])
+def test_in_place_updates_donate_their_buffers_one_op_at_a_time(mode):
+    n = 1 << 18
+    with torch_tpu.eager_mode(mode):
+        x = torch.ones(n, device="tpu")
+        torch.tpu.synchronize()
+        base = torch.tpu.memory_allocated()
+        torch.tpu.reset_peak_memory_stats()
+        x.add_(1)
+        x.mul_(3)
+        # the updates reused x's buffer: no second n-element buffer at any time
+        assert torch.tpu.max_memory_allocated() - base < n * 4 // 2
+        x[1:].sub_(1)  # a partial write reads the buffer twice: not donated
+        assert x[:3].tolist() == [6.0, 5.0, 5.0]
+        y = x.clone()  # shares x's value: x.add_ must not donate it
+        x.add_(1)
+        x.add_(x)  # x's buffer read twice by one program: kept
+        assert y[:2].tolist() == [6.0, 5.0] and x[:2].tolist() == [14.0, 12.0]
+        z = x.view(torch.int32)  # a reinterpreting view writes a new value
+        z.bitwise_and_(-1)
+        assert x[:2].tolist() == [14.0, 12.0]
 
 
 def test_diagnostics_dump_and_last_graph(fused, tmp_path):

@@ -85,7 +85,8 @@ def materialize() -> None:
 
 def fused_stats() -> dict:
     """Fused-mode counters: ops recorded, graphs run, and materializations
-    by reason (read, synchronize, size_limit, mode_switch, explicit)."""
+    by reason (read, synchronize, size_limit, mode_switch, explicit,
+    end_of_backward)."""
     return _C.aten.fused_stats()
 
 

@@ -17,7 +17,7 @@ ArgSlot add_arg(OpCall& call, const at::Tensor& t, ElementType scalar_type) {
   TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1,
               "Expected all tensors to be on the same device, but found at least two devices, tpu and ",
               t.device(), "! (when checking arguments for ", call.name, ")");
-  call.tensors.push_back(t);
+  call.tensors.push_back(TensorArg::borrowed(t));
   return {false, call.tensors.size() - 1};
 }
 

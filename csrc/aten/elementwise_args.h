@@ -21,7 +21,8 @@ struct ArgSlot {
   }
 };
 
-// Adds `t` to `call`; a CPU scalar travels as `scalar_type`.
+// Adds `t` to `call`; a CPU scalar travels as `scalar_type`. `t` is
+// borrowed, not copied: it must outlive `call` (kernel arguments do).
 ArgSlot add_arg(OpCall& call, const at::Tensor& t, ElementType scalar_type);
 
 // `s` as a CPU kernel sees it after a C cast to `t`: integers wrap, floats
@@ -29,7 +30,8 @@ ArgSlot add_arg(OpCall& call, const at::Tensor& t, ElementType scalar_type);
 // raises where CPU does not.
 c10::Scalar cast_scalar(const c10::Scalar& s, c10::ScalarType t);
 
-// Like add_arg, with a CPU 0-dim tensor cast to `type` as CPU casts it.
+// Like add_arg (borrowing `t` too), with a CPU 0-dim tensor cast to `type`
+// as CPU casts it.
 ArgSlot add_operand(OpCall& call, const at::Tensor& t, c10::ScalarType type);
 
 // ---- out= and dtype checks, worded as CPU words them ----

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "aten/backward_cut.h"
 #include "aten/diagnostics.h"
 #include "aten/launch.h"
 #include "aten/op_runner.h"
@@ -313,6 +314,7 @@ const char* materialize_reason_name(MaterializeReason reason) {
     case MaterializeReason::kSizeLimit: return "size_limit";
     case MaterializeReason::kModeSwitch: return "mode_switch";
     case MaterializeReason::kExplicit: return "explicit";
+    case MaterializeReason::kBackward: return "end_of_backward";
     case MaterializeReason::kCount: break;
   }
   return "?";
@@ -329,6 +331,7 @@ std::vector<DeviceBufferPtr> record_op(int device, const char* op, const std::st
   if (!slot) slot = std::make_shared<DeferredGraph>(device);
   std::shared_ptr<DeferredGraph> graph = slot;
   stats().ops_recorded++;
+  cut_at_end_of_backward();
   return graph->record(op, op_key, emit, describe);
 }
 

@@ -30,6 +30,7 @@ enum class MaterializeReason {
   kSizeLimit,    // the graph reached TORCH_TPU_FUSED_MAX_OPS ops
   kModeSwitch,   // leaving fused mode
   kExplicit,     // torch_tpu.materialize() (graph ends of torch.compile)
+  kBackward,     // the end of an autograd backward pass that recorded ops
   kCount,
 };
 

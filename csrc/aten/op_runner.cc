@@ -4,6 +4,7 @@
 #include <ATen/MemoryOverlap.h>
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstring>
@@ -192,16 +193,63 @@ std::vector<std::string> describe_op(const OpCall& call, const Prepared& p) {
   return parts;
 }
 
+// Strict eager donation: an in-place op whose program reads the
+// destination's buffer through exactly one argument gets that argument
+// aliased to the destination's new value, so PJRT can give the result the
+// input's memory (x.mul_(2) needs no second buffer). Decided from the call
+// alone, so the key says it.
+struct Donation {
+  size_t arg;     // the program argument holding the destination's buffer
+  size_t target;  // the destination (its result has the same index)
+};
+
+std::vector<Donation> in_place_donations(const Prepared& p, size_t n_targets, size_t n_scalars) {
+  std::vector<Donation> donations;
+  if (n_targets == 0) return donations;
+  const size_t n_inputs = p.operands.size() - n_targets;
+  // The program's arguments in the order emit_op binds them.
+  std::vector<const DeviceBuffer*> args;
+  for (size_t i = 0; i < n_inputs; ++i) {
+    if (p.operands[i].buffer) args.push_back(p.operands[i].buffer.get());
+  }
+  args.resize(args.size() + n_scalars, nullptr);
+  for (size_t i = n_inputs; i < p.operands.size(); ++i) {
+    const Operand& target = p.operands[i];
+    if (!target.whole_storage && target.buffer) args.push_back(target.buffer.get());
+  }
+  for (size_t t = 0; t < n_targets; ++t) {
+    const Operand& target = p.operands[n_inputs + t];
+    const DeviceBuffer* buffer = target.buffer.get();
+    if (!buffer || std::count(args.begin(), args.end(), buffer) != 1) continue;
+    // The new value must have the buffer's type: always for a partial
+    // write (it is the storage), for a whole one when the tensor is the
+    // buffer's own shape and dtype (not a reinterpreting view).
+    if (target.whole_storage && !(buffer->type().dtype == target.dtype && buffer->type().dims == target.sizes)) {
+      continue;
+    }
+    donations.push_back({static_cast<size_t>(std::find(args.begin(), args.end(), buffer) - args.begin()), t});
+  }
+  return donations;
+}
+
 // Runs the op's program now (strict and debug eager) and returns its
-// results.
-std::vector<DeviceBufferPtr> run_now(const OpCall& call, const Prepared& p, size_t n_targets,
-                                     const LoweringBody& body) {
+// results. `donations` (in_place_donations) are aliased in the program;
+// a donated buffer that is free to go is released through
+// `release_donated` before the results are counted, so the memory
+// statistics see it reused.
+std::vector<DeviceBufferPtr> run_now(const OpCall& call, Prepared& p, size_t n_targets, const LoweringBody& body,
+                                     const std::vector<Donation>& donations = {},
+                                     c10::function_ref<void(size_t target)> release_donated = nullptr) {
   auto build = [&] {
     hlo::Builder b(call.name);
     auto scalar_parameter = [](hlo::Builder& b, const ScalarInput& s) {
       return b.parameter(hlo::TensorType::scalar(s.type));
     };
-    std::string text = b.build(emit_op(b, call, p, n_targets, body, bind_parameter, scalar_parameter));
+    std::vector<hlo::Value> results = emit_op(b, call, p, n_targets, body, bind_parameter, scalar_parameter);
+    for (const Donation& d : donations) {
+      b.alias_parameter(static_cast<int64_t>(d.arg), static_cast<int64_t>(d.target));
+    }
+    std::string text = b.build(results);
     note_compile(call.name, [&] { return describe_op(call, p); });
     dump_program(call.name, text);
     return text;
@@ -209,7 +257,9 @@ std::vector<DeviceBufferPtr> run_now(const OpCall& call, const Prepared& p, size
   // Arguments in the order emit_op binds them.
   const size_t n_inputs = p.operands.size() - n_targets;
   std::vector<pjrt::c::Buffer*> args;
+  args.reserve(p.operands.size() + call.scalars.size());
   std::vector<DeviceBufferPtr> scalars;
+  scalars.reserve(call.scalars.size());
   for (size_t i = 0; i < n_inputs; ++i) {
     if (p.operands[i].buffer) args.push_back(p.operands[i].buffer->get());
   }
@@ -221,7 +271,35 @@ std::vector<DeviceBufferPtr> run_now(const OpCall& call, const Prepared& p, size
     const Operand& target = p.operands[i];
     if (!target.whole_storage && target.buffer) args.push_back(target.buffer->get());
   }
-  return run_program(p.key, call.name, build, args, p.device.index());
+  // A buffer is free to donate when only the destination's storage and
+  // this call's operands hold it.
+  std::vector<int64_t> keep;
+  std::vector<bool> donated(donations.size());
+  for (size_t k = 0; k < donations.size(); ++k) {
+    const DeviceBufferPtr& buffer = p.operands[n_inputs + donations[k].target].buffer;
+    long holders = 1;
+    for (const Operand& o : p.operands) holders += o.buffer == buffer;
+    donated[k] = buffer.use_count() == holders;
+    if (!donated[k]) keep.push_back(static_cast<int64_t>(donations[k].arg));
+  }
+  std::vector<hlo::TensorType> types;
+  std::vector<pjrt::Buffer> results =
+      launch_program_keeping(p.key, call.name, build, args, p.device.index(), keep, &types);
+  for (size_t k = 0; k < donations.size(); ++k) {
+    if (!donated[k]) continue;
+    const size_t target = donations[k].target;
+    for (Operand& o : p.operands) {
+      if (&o != &p.operands[n_inputs + target] && o.buffer == p.operands[n_inputs + target].buffer) o.buffer.reset();
+    }
+    p.operands[n_inputs + target].buffer.reset();
+    release_donated(target);
+  }
+  std::vector<DeviceBufferPtr> outputs;
+  outputs.reserve(results.size());
+  for (size_t i = 0; i < results.size(); ++i) {
+    outputs.push_back(std::make_shared<DeviceBuffer>(std::move(results[i]), std::move(types[i]), p.device.index()));
+  }
+  return outputs;
 }
 
 // Records the op into the device's deferred graph (fused eager) and returns
@@ -243,7 +321,7 @@ std::vector<DeviceBufferPtr> defer(const OpCall& call, const Prepared& p, size_t
   return record_op(device, call.name, p.key, emit, describe);
 }
 
-std::vector<DeviceBufferPtr> run_or_defer(const OpCall& call, const Prepared& p, size_t n_targets,
+std::vector<DeviceBufferPtr> run_or_defer(const OpCall& call, Prepared& p, size_t n_targets,
                                           const LoweringBody& body) {
   if (eager_mode() == EagerMode::kFused) return defer(call, p, n_targets, body);
   return run_now(call, p, n_targets, body);
@@ -252,14 +330,14 @@ std::vector<DeviceBufferPtr> run_or_defer(const OpCall& call, const Prepared& p,
 }  // namespace
 
 std::vector<pjrt::Buffer> launch_program(const std::string& key, const char* op,
-                                         const std::function<std::string()>& build,
+                                         c10::function_ref<std::string()> build,
                                          const std::vector<pjrt::c::Buffer*>& args, int device,
                                          std::vector<hlo::TensorType>* types) {
   return launch_program_keeping(key, op, build, args, device, {}, types);
 }
 
 std::vector<pjrt::Buffer> launch_program_keeping(const std::string& key, const char* op,
-                                                 const std::function<std::string()>& build,
+                                                 c10::function_ref<std::string()> build,
                                                  const std::vector<pjrt::c::Buffer*>& args, int device,
                                                  const std::vector<int64_t>& non_donatable,
                                                  std::vector<hlo::TensorType>* types) {
@@ -300,7 +378,7 @@ std::vector<pjrt::Buffer> launch_program_keeping(const std::string& key, const c
 }
 
 std::vector<DeviceBufferPtr> run_program(const std::string& key, const char* op,
-                                         const std::function<std::string()>& build,
+                                         c10::function_ref<std::string()> build,
                                          const std::vector<pjrt::c::Buffer*>& args, int device) {
   std::vector<hlo::TensorType> types;
   std::vector<pjrt::Buffer> results = launch_program(key, op, build, args, device, &types);
@@ -312,7 +390,7 @@ std::vector<DeviceBufferPtr> run_program(const std::string& key, const char* op,
   return outputs;
 }
 
-c10::Device common_device(const std::vector<at::Tensor>& tensors, const char* op) {
+c10::Device common_device(const std::vector<TensorArg>& tensors, const char* op) {
   std::optional<c10::Device> device;
   for (const at::Tensor& t : tensors) {
     if (!device) {
@@ -361,7 +439,7 @@ std::vector<at::Tensor> run_op(const OpCall& call, const LoweringBody& body) {
 
 namespace {
 
-bool share_a_storage(const std::vector<at::Tensor>& dsts) {
+bool share_a_storage(c10::ArrayRef<at::Tensor> dsts) {
   for (size_t i = 0; i < dsts.size(); ++i) {
     for (size_t j = i + 1; j < dsts.size(); ++j) {
       if (dsts[i].storage().is_alias_of(dsts[j].storage())) return true;
@@ -373,7 +451,7 @@ bool share_a_storage(const std::vector<at::Tensor>& dsts) {
 }  // namespace
 
 std::vector<at::Tensor> run_op_into(const OpCall& call, const LoweringBody& body,
-                                    const std::vector<at::Tensor>& dsts) {
+                                    c10::ArrayRef<at::Tensor> dsts) {
   for (const at::Tensor& dst : dsts) at::assert_no_internal_overlap(dst);
   const size_t n = dsts.size();
   if (share_a_storage(dsts)) {
@@ -388,13 +466,28 @@ std::vector<at::Tensor> run_op_into(const OpCall& call, const LoweringBody& body
     }
     return std::vector<at::Tensor>(outs.begin() + n, outs.end());
   }
-  OpCall with_dsts = call;
-  // The last n operands: the destinations' storages.
-  with_dsts.tensors.insert(with_dsts.tensors.end(), dsts.begin(), dsts.end());
+  OpCall with_dsts{call.name, call.attributes, {}, call.scalars};
+  // The last n operands: the destinations' storages (borrowed: the caller
+  // holds them for the whole call).
+  with_dsts.tensors.reserve(call.tensors.size() + n);
+  with_dsts.tensors.insert(with_dsts.tensors.end(), call.tensors.begin(), call.tensors.end());
+  for (const at::Tensor& dst : dsts) with_dsts.tensors.push_back(TensorArg::borrowed(dst));
   Prepared p = prepare(with_dsts);
   p.key.push_back('W');
   p.key.append(std::to_string(n));
-  auto outputs = run_or_defer(with_dsts, p, n, body);
+  std::vector<DeviceBufferPtr> outputs;
+  if (eager_mode() == EagerMode::kFused) {
+    outputs = defer(with_dsts, p, n, body);
+  } else {
+    const std::vector<Donation> donations = in_place_donations(p, n, with_dsts.scalars.size());
+    for (const Donation& d : donations) {
+      p.key.push_back('A');
+      p.key.append(std::to_string(d.arg));
+    }
+    // A donated buffer leaves its storage before the results are counted.
+    auto release = [&](size_t target) { storage_value(dsts[target].storage()).set_value(nullptr); };
+    outputs = run_now(with_dsts, p, n, body, donations, release);
+  }
   std::vector<at::Tensor> extras;
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (i < n) {
@@ -410,7 +503,7 @@ std::vector<at::Tensor> run_op_into(const OpCall& call, const LoweringBody& body
 }
 
 void run_op_into(const OpCall& call, const LoweringBody& body, const at::Tensor& dst) {
-  auto extras = run_op_into(call, body, std::vector<at::Tensor>{dst});
+  auto extras = run_op_into(call, body, c10::ArrayRef<at::Tensor>(dst));
   TORCH_INTERNAL_ASSERT(extras.empty(), call.name, ": an in-place lowering returned extra values");
 }
 

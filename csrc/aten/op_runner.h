@@ -9,6 +9,9 @@
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Scalar.h>
+#include <c10/util/ArrayRef.h>
+#include <c10/util/FunctionRef.h>
+#include <c10/util/MaybeOwned.h>
 
 #include <functional>
 #include <string>
@@ -31,10 +34,30 @@ struct ScalarInput {
 using LoweringBody = std::function<std::vector<hlo::Value>(
     hlo::Builder& b, const std::vector<hlo::Value>& tensors, const std::vector<hlo::Value>& scalars)>;
 
+// A tensor operand of an op call: a copy by default (safe for temporaries),
+// or borrowed from a caller that outlives the call. Borrowing matters on
+// the hot path: the first extra reference to a tensor that only Python
+// holds takes the GIL (PyObject preservation), twice per operand per op.
+class TensorArg {
+ public:
+  TensorArg(const at::Tensor& t) : tensor_(c10::MaybeOwned<at::Tensor>::owned(std::in_place, t)) {}
+  TensorArg(at::Tensor&& t) : tensor_(c10::MaybeOwned<at::Tensor>::owned(std::move(t))) {}
+  // `t` must outlive every use of this argument (kernel arguments do).
+  static TensorArg borrowed(const at::Tensor& t) { return TensorArg(c10::MaybeOwned<at::Tensor>::borrowed(t)); }
+
+  operator const at::Tensor&() const { return *tensor_; }
+  const at::Tensor& get() const { return *tensor_; }
+  const at::Tensor* operator->() const { return &*tensor_; }
+
+ private:
+  explicit TensorArg(c10::MaybeOwned<at::Tensor> t) : tensor_(std::move(t)) {}
+  c10::MaybeOwned<at::Tensor> tensor_;
+};
+
 struct OpCall {
   const char* name;          // the ATen op, for keys and messages ("aten::add")
   std::string attributes;    // everything else the program depends on
-  std::vector<at::Tensor> tensors;
+  std::vector<TensorArg> tensors;
   std::vector<ScalarInput> scalars;
 };
 
@@ -52,24 +75,24 @@ void run_op_into(const OpCall& call, const LoweringBody& body, const at::Tensor&
 // back as new tensors. Destinations sharing a storage are written one after
 // another, in order.
 std::vector<at::Tensor> run_op_into(const OpCall& call, const LoweringBody& body,
-                                    const std::vector<at::Tensor>& dsts);
+                                    c10::ArrayRef<at::Tensor> dsts);
 
 // The device all tpu tensors of a call live on; raises the same error as
 // CUDA when they are on different devices.
-c10::Device common_device(const std::vector<at::Tensor>& tensors, const char* op);
+c10::Device common_device(const std::vector<TensorArg>& tensors, const char* op);
 
 // Compiles (or finds in the cache) the program under `key` and launches it
 // on `device`; the building block under run_op, for programs that are not a
 // call of one ATen op (storage resizes, copies). `op` names it in errors.
 std::vector<runtime::DeviceBufferPtr> run_program(const std::string& key, const char* op,
-                                                  const std::function<std::string()>& build,
+                                                  c10::function_ref<std::string()> build,
                                                   const std::vector<pjrt::c::Buffer*>& args,
                                                   int device);
 
 // run_program's launch alone: the program's PJRT results in order, and
 // (when `types` is given) their types.
 std::vector<pjrt::Buffer> launch_program(const std::string& key, const char* op,
-                                         const std::function<std::string()>& build,
+                                         c10::function_ref<std::string()> build,
                                          const std::vector<pjrt::c::Buffer*>& args, int device,
                                          std::vector<hlo::TensorType>* types = nullptr);
 

@@ -47,7 +47,10 @@ struct ProductCall {
 };
 
 ProductCall product_call(const char* name, Product kind, const at::Tensor& lhs, const at::Tensor& rhs) {
-  return {OpCall{name, std::string(1, static_cast<char>(kind)), {lhs, rhs}, {}},
+  // Borrowed operands: every caller passes its own arguments and runs the
+  // call at once.
+  return {OpCall{name, std::string(1, static_cast<char>(kind)),
+                 {TensorArg::borrowed(lhs), TensorArg::borrowed(rhs)}, {}},
           [kind](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
             return std::vector<hlo::Value>{ops::lower_product(b, kind, t[0], t[1])};
           }};
@@ -62,9 +65,9 @@ ProductCall add_product_call(const char* name, Product kind, const at::Tensor& s
   ProductCall p{OpCall{name, std::string(1, static_cast<char>(kind)), {}, {}}, {}};
   p.call.attributes.push_back(beta_zero ? '0' : has_beta ? 'b' : '1');
   p.call.attributes.push_back(has_alpha ? 'a' : '1');
-  if (!beta_zero) p.call.tensors.push_back(self);
-  p.call.tensors.push_back(lhs);
-  p.call.tensors.push_back(rhs);
+  if (!beta_zero) p.call.tensors.push_back(TensorArg::borrowed(self));
+  p.call.tensors.push_back(TensorArg::borrowed(lhs));
+  p.call.tensors.push_back(TensorArg::borrowed(rhs));
   if (has_beta) p.call.scalars.push_back({acc, beta});
   if (has_alpha) p.call.scalars.push_back({acc, alpha});
   p.body = [kind, beta_zero, has_beta, has_alpha](hlo::Builder& b, const std::vector<hlo::Value>& t,

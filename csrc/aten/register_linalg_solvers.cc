@@ -34,7 +34,7 @@ using Values = std::vector<hlo::Value>;
 // The lowering gets the operands' values; scalars are never needed here.
 template <class F>
 std::vector<Tensor> run(const char* op, std::string key, std::vector<Tensor> tensors, F f) {
-  return run_op(OpCall{op, std::move(key), std::move(tensors), {}},
+  return run_op(OpCall{op, std::move(key), {tensors.begin(), tensors.end()}, {}},
                 [f](hlo::Builder& b, const Values& t, const Values&) { return f(b, t); });
 }
 

@@ -65,7 +65,7 @@ using RandomLowering = std::function<std::vector<hlo::Value>(
 // there, any further values (deferred-check flags) come back as tensors.
 // `attributes`: what else the lowering depends on (the key has the op,
 // dst's type and geometry, the operands' and the parameters' types).
-std::vector<at::Tensor> run_random(const at::Tensor& dst, const char* op, std::vector<at::Tensor> tensors,
+std::vector<at::Tensor> run_random(const at::Tensor& dst, const char* op, std::vector<TensorArg> tensors,
                                    std::vector<ScalarInput> params, uint64_t counters, const Gen& generator,
                                    const RandomLowering& lower, std::string attributes = {}) {
   auto [seed, offset] = seed_offset(generator, dst.device(), counters);

@@ -58,7 +58,7 @@ CatPlan plan_cat(const at::ITensorListRef& tensors, int64_t dim) {
 OpCall cat_call(const CatPlan& plan, ElementType out) {
   std::string attributes(1, static_cast<char>(out));
   attributes += std::to_string(plan.dim);
-  return OpCall{"aten::cat", std::move(attributes), plan.parts, {}};
+  return OpCall{"aten::cat", std::move(attributes), {plan.parts.begin(), plan.parts.end()}, {}};
 }
 
 LoweringBody cat_body(int64_t dim, ElementType out) {
