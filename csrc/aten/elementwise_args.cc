@@ -69,6 +69,20 @@ void not_implemented_for(const char* op, c10::ScalarType t) {
   TORCH_CHECK_NOT_IMPLEMENTED(false, "\"", op, "\" not implemented for '", c10::toString(t), "'");
 }
 
+c10::ScalarType opmath(c10::ScalarType t) {
+  return (t == c10::ScalarType::BFloat16 || t == c10::ScalarType::Half) ? c10::ScalarType::Float : t;
+}
+
+void check_float(const char* op, c10::ScalarType t) {
+  if (!c10::isFloatingType(t)) not_implemented_for(op, t);
+}
+
+void check_tpu(const at::Tensor& t, const char* op) {
+  TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1,
+              "Expected all tensors to be on the same device, but found at least two devices, tpu and ", t.device(),
+              "! (when checking arguments for ", op, ")");
+}
+
 void check_castable(c10::ScalarType result, const at::Tensor& out) {
   TORCH_CHECK(c10::canCast(result, out.scalar_type()), "result type ", result,
               " can't be cast to the desired output type ", out.scalar_type());

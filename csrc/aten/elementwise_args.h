@@ -36,6 +36,14 @@ ArgSlot add_operand(OpCall& call, const at::Tensor& t, c10::ScalarType type);
 
 // ---- out= and dtype checks, worded as CPU words them ----
 
+// Reduced floats take their float scalars in f32 (the CPU kernels' opmath
+// type); every other dtype in itself.
+c10::ScalarType opmath(c10::ScalarType t);
+// `op` is implemented for floating dtypes only.
+void check_float(const char* op, c10::ScalarType t);
+// `t` is on tpu; CUDA's mixed-device message otherwise.
+void check_tpu(const at::Tensor& t, const char* op);
+
 [[noreturn]] void not_implemented_for(const char* op, c10::ScalarType t);
 // `result` must cast to out's dtype (most out= ops).
 void check_castable(c10::ScalarType result, const at::Tensor& out);

@@ -30,22 +30,6 @@ using ops::GeluApproximation;
 // Scalars pass through unchanged: like CPU's kernels (Scalar::to<T>), the
 // runtime converts them with an overflow check.
 
-// Reduced floats take their float scalars in f32 (the CPU kernels' opmath
-// type); every other dtype in itself.
-ScalarType opmath(ScalarType t) {
-  return (t == ScalarType::BFloat16 || t == ScalarType::Half) ? ScalarType::Float : t;
-}
-
-void check_float(const char* op, ScalarType t) {
-  if (!c10::isFloatingType(t)) not_implemented_for(op, t);
-}
-
-void check_tpu(const at::Tensor& t, const char* op) {
-  TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1,
-              "Expected all tensors to be on the same device, but found at least two devices, tpu and ", t.device(),
-              "! (when checking arguments for ", op, ")");
-}
-
 // The functional, out= and in-place forms of one op, given its call.
 struct Prepared {
   OpCall call;

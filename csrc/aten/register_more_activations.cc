@@ -31,21 +31,6 @@ namespace {
 
 using c10::ScalarType;
 
-// Reduced floats take their scalars in f32 (the CPU kernels' opmath type).
-ScalarType opmath(ScalarType t) {
-  return (t == ScalarType::BFloat16 || t == ScalarType::Half) ? ScalarType::Float : t;
-}
-
-void check_float(const char* kernel, ScalarType t) {
-  if (!c10::isFloatingType(t)) not_implemented_for(kernel, t);
-}
-
-void check_tpu(const at::Tensor& t, const char* op) {
-  TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1,
-              "Expected all tensors to be on the same device, but found at least two devices, tpu and ", t.device(),
-              "! (when checking arguments for ", op, ")");
-}
-
 void append_type(std::string& attributes, ScalarType t) { attributes.push_back(static_cast<char>(t)); }
 
 struct Prepared {

@@ -175,18 +175,18 @@ hlo::Value compute(hlo::Builder& b, BinaryMathOp op, const hlo::Value& x, const 
     case BinaryMathOp::kGcd: return gcd(b, x, y);
     case BinaryMathOp::kLcm: return lcm(b, x, y);
     case BinaryMathOp::kZeta: return b.binary("chlo.zeta", x, y);
-    case BinaryMathOp::kChebyshevT: return lower_polynomial(b, Polynomial::kChebyshevT, x, y);
-    case BinaryMathOp::kChebyshevU: return lower_polynomial(b, Polynomial::kChebyshevU, x, y);
-    case BinaryMathOp::kChebyshevV: return lower_polynomial(b, Polynomial::kChebyshevV, x, y);
-    case BinaryMathOp::kChebyshevW: return lower_polynomial(b, Polynomial::kChebyshevW, x, y);
-    case BinaryMathOp::kShiftedChebyshevT: return lower_polynomial(b, Polynomial::kShiftedChebyshevT, x, y);
-    case BinaryMathOp::kShiftedChebyshevU: return lower_polynomial(b, Polynomial::kShiftedChebyshevU, x, y);
-    case BinaryMathOp::kShiftedChebyshevV: return lower_polynomial(b, Polynomial::kShiftedChebyshevV, x, y);
-    case BinaryMathOp::kShiftedChebyshevW: return lower_polynomial(b, Polynomial::kShiftedChebyshevW, x, y);
-    case BinaryMathOp::kHermiteH: return lower_polynomial(b, Polynomial::kHermiteH, x, y);
-    case BinaryMathOp::kHermiteHe: return lower_polynomial(b, Polynomial::kHermiteHe, x, y);
-    case BinaryMathOp::kLaguerreL: return lower_polynomial(b, Polynomial::kLaguerreL, x, y);
-    case BinaryMathOp::kLegendreP: return lower_polynomial(b, Polynomial::kLegendreP, x, y);
+    case BinaryMathOp::kChebyshevT:
+    case BinaryMathOp::kChebyshevU:
+    case BinaryMathOp::kChebyshevV:
+    case BinaryMathOp::kChebyshevW:
+    case BinaryMathOp::kShiftedChebyshevT:
+    case BinaryMathOp::kShiftedChebyshevU:
+    case BinaryMathOp::kShiftedChebyshevV:
+    case BinaryMathOp::kShiftedChebyshevW:
+    case BinaryMathOp::kHermiteH:
+    case BinaryMathOp::kHermiteHe:
+    case BinaryMathOp::kLaguerreL:
+    case BinaryMathOp::kLegendreP: return lower_polynomial(b, op, x, y);
   }
   throw hlo::HloError("lower_binary_math: unknown op");
 }

@@ -12,27 +12,28 @@ hlo::Value k(hlo::Builder& b, double v, const hlo::Value& like) { return splat_l
 
 enum class Family { kChebyshevT, kChebyshevU, kChebyshevV, kChebyshevW, kHermiteH, kHermiteHe, kLaguerre, kLegendre };
 
-Family family(Polynomial p) {
+Family family(BinaryMathOp p) {
   switch (p) {
-    case Polynomial::kChebyshevT:
-    case Polynomial::kShiftedChebyshevT: return Family::kChebyshevT;
-    case Polynomial::kChebyshevU:
-    case Polynomial::kShiftedChebyshevU: return Family::kChebyshevU;
-    case Polynomial::kChebyshevV:
-    case Polynomial::kShiftedChebyshevV: return Family::kChebyshevV;
-    case Polynomial::kChebyshevW:
-    case Polynomial::kShiftedChebyshevW: return Family::kChebyshevW;
-    case Polynomial::kHermiteH: return Family::kHermiteH;
-    case Polynomial::kHermiteHe: return Family::kHermiteHe;
-    case Polynomial::kLaguerreL: return Family::kLaguerre;
-    case Polynomial::kLegendreP: return Family::kLegendre;
+    case BinaryMathOp::kChebyshevT:
+    case BinaryMathOp::kShiftedChebyshevT: return Family::kChebyshevT;
+    case BinaryMathOp::kChebyshevU:
+    case BinaryMathOp::kShiftedChebyshevU: return Family::kChebyshevU;
+    case BinaryMathOp::kChebyshevV:
+    case BinaryMathOp::kShiftedChebyshevV: return Family::kChebyshevV;
+    case BinaryMathOp::kChebyshevW:
+    case BinaryMathOp::kShiftedChebyshevW: return Family::kChebyshevW;
+    case BinaryMathOp::kHermiteH: return Family::kHermiteH;
+    case BinaryMathOp::kHermiteHe: return Family::kHermiteHe;
+    case BinaryMathOp::kLaguerreL: return Family::kLaguerre;
+    case BinaryMathOp::kLegendreP: return Family::kLegendre;
+    default: break;
   }
-  return Family::kChebyshevT;
+  throw hlo::HloError("lower_polynomial: not a polynomial op");
 }
 
-bool is_shifted(Polynomial p) {
-  return p == Polynomial::kShiftedChebyshevT || p == Polynomial::kShiftedChebyshevU ||
-         p == Polynomial::kShiftedChebyshevV || p == Polynomial::kShiftedChebyshevW;
+bool is_shifted(BinaryMathOp p) {
+  return p == BinaryMathOp::kShiftedChebyshevT || p == BinaryMathOp::kShiftedChebyshevU ||
+         p == BinaryMathOp::kShiftedChebyshevV || p == BinaryMathOp::kShiftedChebyshevW;
 }
 
 bool is_chebyshev(Family f) {
@@ -117,7 +118,7 @@ hlo::Value alternating(hlo::Builder& b, const hlo::Value& n, const hlo::Value& v
 
 }  // namespace
 
-hlo::Value lower_polynomial(hlo::Builder& b, Polynomial p, const hlo::Value& input, const hlo::Value& degree) {
+hlo::Value lower_polynomial(hlo::Builder& b, BinaryMathOp p, const hlo::Value& input, const hlo::Value& degree) {
   const Family f = family(p);
   // The shifted Chebyshev polynomials are the plain ones at 2x - 1.
   const hlo::Value x = is_shifted(p) ? b.subtract(b.add(input, input), k(b, 1, input)) : input;

@@ -7,28 +7,13 @@
 // exact values at the ends of the interval.
 #pragma once
 
-#include <cstdint>
-
 #include "hlo/builder.h"
+#include "ops/elementwise/binary_math.h"
 
 namespace torch_tpu::ops {
 
-enum class Polynomial : uint8_t {
-  kChebyshevT,
-  kChebyshevU,
-  kChebyshevV,
-  kChebyshevW,
-  kShiftedChebyshevT,
-  kShiftedChebyshevU,
-  kShiftedChebyshevV,
-  kShiftedChebyshevW,
-  kHermiteH,
-  kHermiteHe,
-  kLaguerreL,
-  kLegendreP,
-};
-
-// x and n: one float type and one shape.
-hlo::Value lower_polynomial(hlo::Builder& b, Polynomial p, const hlo::Value& x, const hlo::Value& n);
+// `p`: one of BinaryMathOp's polynomials (kChebyshevT ... kLegendreP); x and
+// n: one float type and one shape.
+hlo::Value lower_polynomial(hlo::Builder& b, BinaryMathOp p, const hlo::Value& x, const hlo::Value& n);
 
 }  // namespace torch_tpu::ops
