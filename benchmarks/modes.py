@@ -5,8 +5,9 @@ beside PyTorch's own CPU eager and torchax (PyTorch on JAX), in one run.
 
 Each (model, mode) pair builds the model afresh with the same seed, runs
 warm-up steps (compiling), then times `--steps` steps, each ending with
-`loss.item()` as a logging training loop does (in fused mode that read is
-where the step's graph runs). Prints milliseconds per step, the ratio to
+`loss.item()` as a logging training loop does (`--read-every N`: every N
+steps, as a loop that logs less often; then the host records the next
+steps while the device runs the previous ones). Prints milliseconds per step, the ratio to
 strict eager, to CPU eager and to torchax, the programs launched per step
 and compiled during the timed steps, and the device's peak memory during
 one timed step. `--inference` times the evaluation forward and loss
@@ -53,7 +54,9 @@ TORCHAX_PYTHON = os.environ.get("TORCH_TPU_TORCHAX_PYTHON",
                                 os.path.expanduser("~/.cache/torch-tpu/torchax-venv/bin/python"))
 
 
-def time_steps(make_step, mode: str, steps: int, warmup: int, train: bool) -> dict:
+def time_steps(make_step, mode: str, steps: int, warmup: int, train: bool, read_every: int = 1) -> dict:
+    """Milliseconds per step: the median over groups of `read_every` steps,
+    each group ending with its last loss read on the host."""
     on_tpu = not mode.startswith("cpu")
     backend = {"compiled": "tpu", "compiled-step": "tpu", "cpu-inductor": "inductor"}.get(mode)
     if backend and "torch._dynamo" in sys.modules:
@@ -63,24 +66,30 @@ def time_steps(make_step, mode: str, steps: int, warmup: int, train: bool) -> di
     times = []
     peak = None
     eager = "strict" if mode.startswith("compiled") else mode
+    groups = max(steps // read_every, 1)
     with torch_tpu.eager_mode(eager) if on_tpu else contextlib.nullcontext():
         for i in range(warmup):
             step(i).item()
         stats = torch_tpu.runtime.cache_stats()
-        for i in range(warmup, warmup + steps):
-            last = i == warmup + steps - 1
+        i = warmup
+        for g in range(groups):
+            last = g == groups - 1
             if on_tpu and last:
                 torch.tpu.reset_peak_memory_stats()
             start = time.perf_counter()
-            step(i).item()
-            times.append(time.perf_counter() - start)
+            for _ in range(read_every):
+                loss = step(i)
+                i += 1
+            loss.item()
+            times.append((time.perf_counter() - start) / read_every)
             if on_tpu and last:
                 peak = torch.tpu.max_memory_allocated()
         after = torch_tpu.runtime.cache_stats()
+    timed = groups * read_every
     return {"ms": statistics.median(times) * 1e3, "peak": peak,
             "compiles": after["compiles"] - stats["compiles"] if on_tpu else None,
             # every program launch looks its program up in the cache once
-            "launches": (after["requests"] - stats["requests"]) / steps if on_tpu else None}
+            "launches": (after["requests"] - stats["requests"]) / timed if on_tpu else None}
 
 
 def time_torchax(model: str, steps: int, warmup: int, train: bool) -> dict:
@@ -107,6 +116,9 @@ def main() -> None:
     parser.add_argument("--inference", action="store_true", help="time the evaluation forward, not training")
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--read-every", type=int, default=1, metavar="N",
+                        help="read the loss on the host every N steps instead of every step (a training "
+                             "loop that logs less often; lets the device run while the host goes on)")
     parser.add_argument("--cpu-threads", type=int, help="PyTorch's CPU threads (its default: one per core); "
                         "1 on a machine whose cores are busy with other work, where waiting threads stall")
     args = parser.parse_args()
@@ -116,7 +128,8 @@ def main() -> None:
     modes = args.modes or list(MODES if train else INFERENCE_MODES)
     print(f"{'training' if train else 'inference'} steps; tpu platform: {torch.tpu.platform()}; "
           f"torch {torch.__version__}, {torch.get_num_threads()} CPU threads; "
-          f"{args.steps} timed steps after {args.warmup} warm-up steps (median)")
+          f"{args.steps} timed steps after {args.warmup} warm-up steps (median), "
+          f"the loss read every {args.read_every} step(s)")
     header = (f"{'model':<8} {'mode':<14} {'ms/step':>9} {'vs strict':>10} {'vs cpu':>8} {'vs torchax':>11} "
               f"{'launches':>9} {'compiles':>9} {'peak MiB':>9}")
     print(header)
@@ -125,9 +138,10 @@ def main() -> None:
         for mode in modes:
             steps = max(args.steps // 3, 2) if mode == "debug" else args.steps
             if mode == "torchax":
-                rows[mode] = time_torchax(model, steps, args.warmup, train)
+                rows[mode] = (time_torchax(model, steps, args.warmup, train) if args.read_every == 1 else
+                              {"skipped": "torchax_step.py reads the loss every step"})
             else:
-                rows[mode] = time_steps(MODELS[model], mode, steps, args.warmup, train)
+                rows[mode] = time_steps(MODELS[model], mode, steps, args.warmup, train, args.read_every)
         ref = {name: rows.get(name, {}).get("ms") for name in ("strict", "cpu", "torchax")}
         for mode, r in rows.items():
             if "skipped" in r:
