@@ -303,6 +303,8 @@ def test_fused_optimizers_match_cpu(name):
 def test_fused_adam_with_tensor_lr():
     run_steps(lambda p, dev: torch.optim.Adam(p, lr=torch.tensor(0.01), fused=True))
     run_steps(lambda p, dev: torch.optim.AdamW(p, lr=torch.tensor(0.01, device=dev), fused=True))
+    # a 1-element lr of shape [1]: the kernel reshapes it to 0-dim (a temporary the call must keep)
+    run_steps(lambda p, dev: torch.optim.AdamW(p, lr=torch.tensor([0.01], device=dev), fused=True))
 
 
 def test_fused_adam_bf16_params():

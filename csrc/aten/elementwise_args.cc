@@ -4,12 +4,17 @@
 #include <c10/util/Exception.h>
 
 #include <cmath>
+#include <type_traits>
+#include <utility>
 
 #include "aten/dtypes.h"
 
 namespace torch_tpu::aten {
 
-ArgSlot add_arg(OpCall& call, const at::Tensor& t, ElementType scalar_type) {
+namespace {
+
+template <class T>
+ArgSlot add_arg_as(OpCall& call, T&& t, ElementType scalar_type) {
   if (t.device().is_cpu() && t.dim() == 0) {
     call.scalars.push_back({scalar_type, t.item()});
     return {true, call.scalars.size() - 1};
@@ -17,8 +22,22 @@ ArgSlot add_arg(OpCall& call, const at::Tensor& t, ElementType scalar_type) {
   TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1,
               "Expected all tensors to be on the same device, but found at least two devices, tpu and ",
               t.device(), "! (when checking arguments for ", call.name, ")");
-  call.tensors.push_back(TensorArg::borrowed(t));
+  if constexpr (std::is_rvalue_reference_v<T&&>) {
+    call.tensors.emplace_back(std::move(t));
+  } else {
+    call.tensors.push_back(TensorArg::borrowed(t));
+  }
   return {false, call.tensors.size() - 1};
+}
+
+}  // namespace
+
+ArgSlot add_arg(OpCall& call, const at::Tensor& t, ElementType scalar_type) {
+  return add_arg_as(call, t, scalar_type);
+}
+
+ArgSlot add_arg(OpCall& call, at::Tensor&& t, ElementType scalar_type) {
+  return add_arg_as(call, std::move(t), scalar_type);
 }
 
 void append_slot(std::string& attributes, const ArgSlot& slot) {

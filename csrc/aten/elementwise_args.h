@@ -24,6 +24,8 @@ struct ArgSlot {
 // Adds `t` to `call`; a CPU scalar travels as `scalar_type`. `t` is
 // borrowed, not copied: it must outlive `call` (kernel arguments do).
 ArgSlot add_arg(OpCall& call, const at::Tensor& t, ElementType scalar_type);
+// A temporary (`t.reshape({})`) is kept by `call` instead.
+ArgSlot add_arg(OpCall& call, at::Tensor&& t, ElementType scalar_type);
 
 // `s` as a CPU kernel sees it after a C cast to `t`: integers wrap, floats
 // round (out-of-range values become inf), so the runtime's conversion never

@@ -29,11 +29,9 @@ struct Call {
   OpCall op;
   explicit Call(const char* name) : op{name, "", {}, {}} {}
 
-  ArgSlot tensor(const at::Tensor& t) {
-    ArgSlot s = add_arg(op, t, ElementType::kF32);
-    append_slot(op.attributes, s);
-    return s;
-  }
+  ArgSlot tensor(const at::Tensor& t) { return slot(add_arg(op, t, ElementType::kF32)); }
+  // A temporary (a 1-element tensor reshaped to 0-dim) is kept by the call.
+  ArgSlot tensor(at::Tensor&& t) { return slot(add_arg(op, std::move(t), ElementType::kF32)); }
   ArgSlot number(double v) {
     op.scalars.push_back({ElementType::kF32, v});
     op.attributes.push_back('n');
@@ -47,7 +45,20 @@ struct Call {
     return tensor(*t);
   }
   void flag(bool v) { op.attributes.push_back(v ? '1' : '0'); }
+
+ private:
+  ArgSlot slot(ArgSlot s) {
+    append_slot(op.attributes, s);
+    return s;
+  }
 };
+
+// A state step of one element, as a 0-dim operand (a reshaped temporary is
+// kept by the call; `c.tensor(cond ? t : t.reshape({}))` would borrow a
+// const temporary).
+ArgSlot step_slot(Call& c, const at::Tensor& step) {
+  return step.dim() == 0 ? c.tensor(step) : c.tensor(step.reshape({}));
+}
 
 std::optional<hlo::Value> pick(const std::optional<ArgSlot>& slot, const std::vector<hlo::Value>& t,
                                const std::vector<hlo::Value>& s) {
@@ -81,7 +92,7 @@ void check_params(const char* op, TensorList params) {
 ArgSlot lr_slot(Call& c, const std::optional<at::Tensor>& lr_tensor, double lr) {
   if (lr_tensor) {
     TORCH_CHECK(lr_tensor->numel() == 1, c.op.name, ": lr must be a 1-element tensor");
-    return c.tensor(lr_tensor->dim() == 0 ? *lr_tensor : lr_tensor->reshape({}));
+    return lr_tensor->dim() == 0 ? c.tensor(*lr_tensor) : c.tensor(lr_tensor->reshape({}));
   }
   return c.number(lr);
 }
@@ -124,7 +135,7 @@ void fused_adam(const char* name, bool adamw, TensorList params, TensorList grad
   std::vector<at::Tensor> dsts;
   for (size_t i = 0; i < params.size(); ++i) {
     Slots s{c.tensor(params[i]), c.tensor(grads[i]), c.tensor(exp_avgs[i]), c.tensor(exp_avg_sqs[i]),
-            c.tensor(state_steps[i].dim() == 0 ? state_steps[i] : state_steps[i].reshape({})), std::nullopt};
+            step_slot(c, state_steps[i]), std::nullopt};
     if (amsgrad) s.max_v = c.tensor(max_exp_avg_sqs[i]);
     slots.push_back(s);
     dsts.push_back(params[i]);
@@ -287,7 +298,7 @@ void fused_adagrad(TensorList params, TensorList grads, TensorList state_sums, T
   std::vector<at::Tensor> dsts;
   for (size_t i = 0; i < params.size(); ++i) {
     slots.push_back({c.tensor(params[i]), c.tensor(grads[i]), c.tensor(state_sums[i]),
-                     c.tensor(state_steps[i].dim() == 0 ? state_steps[i] : state_steps[i].reshape({}))});
+                     step_slot(c, state_steps[i])});
     dsts.push_back(params[i]);
     if (gs) dsts.push_back(grads[i]);
     dsts.push_back(state_sums[i]);
