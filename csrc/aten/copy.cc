@@ -14,6 +14,7 @@
 #include "aten/device_scope.h"
 #include "aten/deferred_checks.h"
 #include "aten/dtypes.h"
+#include "aten/graph_capture.h"
 #include "aten/op_runner.h"
 #include "aten/operand.h"
 #include "ops/broadcast.h"
@@ -66,6 +67,7 @@ at::Tensor host_to_tpu(const at::Tensor& src, const at::Tensor& dst) {
 }
 
 at::Tensor tpu_to_host(const at::Tensor& src, const at::Tensor& dst) {
+  note_host_read();
   runtime::DeviceBufferPtr value = dense_value(src, "aten::copy_");
   at::Tensor host = at::empty(src.sizes(), src.options().device(c10::kCPU));
   if (host.numel() > 0) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "aten/eager_mode.h"
+#include "aten/graph_capture.h"
 #include "aten/op_runner.h"
 
 namespace torch_tpu::aten {
@@ -47,6 +48,7 @@ std::vector<PendingCheck>& pending() {
 void defer_check(const at::Tensor& violated, CheckError error, std::string message) {
   TORCH_INTERNAL_ASSERT(violated.dim() == 0 && violated.scalar_type() == c10::kBool);
   runtime::DeviceBufferPtr flag = dense_value(violated, "deferred check");
+  note_deferred_check(flag.get(), error, message);
   bool full = false;
   {
     std::lock_guard<std::mutex> lock(pending_mutex());

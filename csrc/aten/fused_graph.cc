@@ -51,6 +51,11 @@ void append_id(std::string& key, char tag, size_t id) {
 
 class DeferredGraph;
 
+GraphObserver& graph_observer() {
+  static auto* observer = new GraphObserver();
+  return *observer;
+}
+
 // The last graph that ran, for last_graph_text().
 std::shared_ptr<DeferredGraph>& last_graph() {
   static auto* graph = new std::shared_ptr<DeferredGraph>();
@@ -66,7 +71,8 @@ std::shared_ptr<DeferredGraph>& open_graph(int device) {
 
 class DeferredGraph : public runtime::PendingSource, public std::enable_shared_from_this<DeferredGraph> {
  public:
-  explicit DeferredGraph(int device) : device_(device), builder_("fused") {
+  explicit DeferredGraph(int device)
+      : device_(device), observed_(static_cast<bool>(graph_observer())), builder_("fused") {
     key_.append("fused", 6);
   }
 
@@ -81,9 +87,9 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
       descriptions_.push_back("op " + std::to_string(op_names_.size() - 1) + ": " + describe());
     }
     BindBuffer bind_tensor = [this](hlo::Builder&, const DeviceBufferPtr& buffer) { return bind(buffer); };
-    BindBuffer bind_scalar = [this](hlo::Builder&, const DeviceBufferPtr& buffer) {
+    BindScalar bind_scalar = [this](hlo::Builder&, const ScalarInput& scalar) {
       key_.push_back('s');
-      return add_parameter(buffer);
+      return add_parameter(scalar_buffer(device_, scalar), &scalar);
     };
     std::vector<hlo::Value> values;
     try {
@@ -141,6 +147,7 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
     s.results_dropped += static_cast<int64_t>(results_.size() - live.size());
     if (live.empty()) {
       release_inputs();
+      report_to_observer(key, live, {});
       return;
     }
 
@@ -163,6 +170,23 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
     release_inputs();
     for (size_t i = 0; i < live.size(); ++i) live[i]->fulfill(std::move(outputs[i]));
     live_values_ = std::move(values);
+    report_to_observer(key, live, name);
+  }
+
+  // Tells graph capture what ran: the key, where each argument came from,
+  // the results and the aliasing.
+  void report_to_observer(const std::string& key, const std::vector<DeviceBufferPtr>& live, std::string name) {
+    if (!observed_ || !graph_observer()) return;
+    RanGraph graph;
+    graph.device = device_;
+    graph.key = key;
+    graph.name = std::move(name);
+    graph.parameters = std::move(parameter_origins_);
+    graph.results.assign(live.begin(), live.end());
+    graph.aliases = std::move(aliases_);
+    auto self = shared_from_this();
+    graph.text = [self] { return self->text(self->live_values_); };
+    graph_observer()(std::move(graph));
   }
 
   void release_inputs() {
@@ -201,6 +225,7 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
       if (!(values[out].type() == parameters_[param]->type())) continue;
       aliased[param] = taken[out] = true;
       builder_.alias_parameter(static_cast<int64_t>(param), static_cast<int64_t>(out));
+      if (observed_) aliases_.emplace_back(static_cast<int64_t>(param), static_cast<int64_t>(out));
       append_id(key, 'a', param);
       append_id(key, 't', out);
       if (parameters_[param].use_count() > 1) {
@@ -263,8 +288,18 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
     return add_parameter(buffer);
   }
 
-  hlo::Value add_parameter(const DeviceBufferPtr& buffer) {
+  // `scalar`: the runtime scalar the buffer holds, if it is one.
+  hlo::Value add_parameter(const DeviceBufferPtr& buffer, const ScalarInput* scalar = nullptr) {
     TORCH_INTERNAL_ASSERT(!buffer->pending());
+    if (observed_) {
+      RanGraph::Parameter origin;
+      if (scalar) {
+        origin.scalar = *scalar;
+      } else {
+        origin.buffer = buffer.get();
+      }
+      parameter_origins_.push_back(std::move(origin));
+    }
     parameters_.push_back(buffer);
     parameter_values_.push_back(builder_.parameter(buffer->type()));
     return parameter_values_.back();
@@ -284,6 +319,7 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
   }
 
   const int device_;
+  const bool observed_;  // a graph observer was set when the graph began
   hlo::Builder builder_;
   std::string key_;
   std::vector<DeviceBufferPtr> parameters_;  // argument order
@@ -296,6 +332,9 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
   // overwrites the entry.
   std::unordered_map<const DeviceBuffer*, uint32_t> result_ids_;
   std::vector<std::pair<uint32_t, uint32_t>> overwrites_;  // (parameter, result)
+  // While observed: where each parameter came from, and the aliasing.
+  std::vector<RanGraph::Parameter> parameter_origins_;
+  std::vector<std::pair<int64_t, int64_t>> aliases_;  // (parameter, output)
   std::vector<const char*> op_names_;
   std::vector<std::string> descriptions_;  // while recompiles are explained
   std::vector<hlo::Value> live_values_;      // the results, once run
@@ -341,6 +380,11 @@ void note_overwrite(int device, const DeviceBufferPtr& old, const DeviceBufferPt
   if (graph && now->source().get() == graph.get()) graph->overwrite(old, now);
 }
 
+void set_graph_observer(GraphObserver observer) {
+  std::lock_guard<std::recursive_mutex> lock(fused_mutex());
+  graph_observer() = std::move(observer);
+}
+
 void materialize_all(MaterializeReason reason) {
   std::lock_guard<std::recursive_mutex> lock(fused_mutex());
   for (int device = 0; device < runtime::kMaxDevices; ++device) {
@@ -362,6 +406,11 @@ std::string last_graph_text() {
 FusedStats fused_stats() {
   std::lock_guard<std::recursive_mutex> lock(fused_mutex());
   return stats();
+}
+
+void count_graph_replayed() {
+  std::lock_guard<std::recursive_mutex> lock(fused_mutex());
+  stats().graphs_replayed++;
 }
 
 void reset_fused_stats() {

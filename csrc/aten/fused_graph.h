@@ -15,10 +15,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "aten/operand.h"
+#include "aten/scalar_input.h"
 #include "hlo/builder.h"
 #include "runtime/device_buffer.h"
 
@@ -36,11 +39,14 @@ enum class MaterializeReason {
 
 const char* materialize_reason_name(MaterializeReason reason);
 
+// How an op's lowering gets the value of one of its runtime scalars.
+using BindScalar = std::function<hlo::Value(hlo::Builder&, const ScalarInput&)>;
+
 // Emits one op into the graph's builder. `bind_tensor` gives the value of a
-// tensor's buffer; `bind_scalar` that of a runtime scalar's buffer (always
-// a parameter of its own, so equal scalar values never change the program).
+// tensor's buffer; `bind_scalar` that of a runtime scalar (always a
+// parameter of its own, so equal scalar values never change the program).
 using EmitOp = std::function<std::vector<hlo::Value>(hlo::Builder& b, const BindBuffer& bind_tensor,
-                                                     const BindBuffer& bind_scalar)>;
+                                                     const BindScalar& bind_scalar)>;
 
 // Records an op on `device`; returns its results as pending buffers.
 // `op_key` is the op's own cache key (op_runner's); `describe` says it in
@@ -65,6 +71,32 @@ void materialize_all(MaterializeReason reason);
 // finished all its work (what torch.tpu.synchronize() does).
 void synchronize_device(int device);
 
+// A fused graph that ran, as graph capture (graph_capture.h) sees it.
+struct RanGraph {
+  int device = 0;
+  std::string key;   // the program's cache key
+  std::string name;  // for messages
+  // The program's arguments in order: the device buffer a tensor parameter
+  // was bound to (identity only; the graph no longer holds it), or the
+  // runtime scalar a scalar parameter carries.
+  struct Parameter {
+    const runtime::DeviceBuffer* buffer = nullptr;
+    std::optional<ScalarInput> scalar;
+  };
+  std::vector<Parameter> parameters;
+  // The program's results in order (the buffers they fulfilled).
+  std::vector<std::weak_ptr<runtime::DeviceBuffer>> results;
+  // (parameter, result) pairs the program aliases: in-place updates.
+  std::vector<std::pair<int64_t, int64_t>> aliases;
+  // The program's StableHLO text (for a compile after a cache reset).
+  std::function<std::string()> text;
+};
+
+// Called with each graph that runs from now on (null: stop). Graphs record
+// the origin of their parameters only while an observer is set.
+using GraphObserver = std::function<void(RanGraph)>;
+void set_graph_observer(GraphObserver observer);
+
 struct FusedStats {
   int64_t materializations[static_cast<int>(MaterializeReason::kCount)] = {};
   int64_t ops_recorded = 0;
@@ -73,8 +105,10 @@ struct FusedStats {
   int64_t results_computed = 0;  // op results still referenced at the run
   int64_t results_dropped = 0;   // op results nobody held any more: not computed
   int64_t buffers_donated = 0;   // parameters whose memory a result reused
+  int64_t graphs_replayed = 0;   // compiled graphs launched from a capture (graph_capture.h)
 };
 FusedStats fused_stats();
+void count_graph_replayed();
 void reset_fused_stats();
 
 }  // namespace torch_tpu::aten

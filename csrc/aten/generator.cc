@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "aten/device_guard.h"
+#include "aten/graph_capture.h"
 #include "runtime/device_buffer.h"
 
 namespace torch_tpu::aten {
@@ -85,8 +86,13 @@ std::pair<uint64_t, uint64_t> next_seed_offset(const std::optional<at::Generator
               "expected a tpu generator for a random op on tpu, got a generator on ",
               gen.device());
   auto* impl = gen.get<TpuGeneratorImpl>();
-  std::lock_guard<std::mutex> lock(impl->mutex_);
-  return impl->next_seed_offset(increment);
+  std::pair<uint64_t, uint64_t> drawn;
+  {
+    std::lock_guard<std::mutex> lock(impl->mutex_);
+    drawn = impl->next_seed_offset(increment);
+  }
+  note_random_draw(gen, drawn.first, drawn.second, increment);
+  return drawn;
 }
 
 at::Generator new_generator(c10::DeviceIndex device_index) {

@@ -116,8 +116,6 @@ hlo::Value bind_parameter(hlo::Builder& b, const DeviceBufferPtr& buffer) {
   return b.parameter(buffer->type());
 }
 
-using BindScalar = std::function<hlo::Value(hlo::Builder&, const ScalarInput&)>;
-
 std::string hlo_error(const OpCall& call, const std::exception& e) {
   return std::string(call.name) + ": cannot lower this call for tpu: " + e.what();
 }
@@ -307,10 +305,7 @@ std::vector<DeviceBufferPtr> run_now(const OpCall& call, Prepared& p, size_t n_t
 std::vector<DeviceBufferPtr> defer(const OpCall& call, const Prepared& p, size_t n_targets,
                                    const LoweringBody& body) {
   const int device = p.device.index();
-  auto emit = [&](hlo::Builder& b, const BindBuffer& bind_tensor, const BindBuffer& bind_scalar_buffer) {
-    auto bind_scalar = [&](hlo::Builder& b, const ScalarInput& s) {
-      return bind_scalar_buffer(b, scalar_cache().get(device, s.type, s.value));
-    };
+  auto emit = [&](hlo::Builder& b, const BindBuffer& bind_tensor, const BindScalar& bind_scalar) {
     return emit_op(b, call, p, n_targets, body, bind_tensor, bind_scalar);
   };
   auto describe = [&] {
@@ -415,6 +410,10 @@ DeviceBufferPtr dense_value(const at::Tensor& t, const char* op) {
   };
   at::Tensor dense = run_op(call, identity).at(0);
   return make_operand(dense, op).buffer;
+}
+
+DeviceBufferPtr scalar_buffer(int device, const ScalarInput& scalar) {
+  return scalar_cache().get(device, scalar.type, scalar.value);
 }
 
 at::Tensor tensor_from_value(DeviceBufferPtr value, c10::Device device) {

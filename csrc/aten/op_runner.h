@@ -18,16 +18,11 @@
 #include <vector>
 
 #include "aten/operand.h"
+#include "aten/scalar_input.h"
 #include "hlo/builder.h"
 #include "runtime/device_buffer.h"
 
 namespace torch_tpu::aten {
-
-// A runtime scalar input of a given element type.
-struct ScalarInput {
-  ElementType type;
-  c10::Scalar value;
-};
 
 // Builds an op's outputs from its operands' logical values and its scalars
 // (0-dim values of their ScalarInput types).
@@ -99,6 +94,9 @@ std::vector<pjrt::Buffer> launch_program(const std::string& key, const char* op,
 // The tensor's value as a dense buffer of its own shape and dtype (a
 // program materializes a view; a plain tensor costs nothing).
 runtime::DeviceBufferPtr dense_value(const at::Tensor& t, const char* op);
+
+// The device buffer of a runtime scalar's value (cached per value).
+runtime::DeviceBufferPtr scalar_buffer(int device, const ScalarInput& scalar);
 
 // A new tpu tensor holding `value` (its shape and dtype).
 at::Tensor tensor_from_value(runtime::DeviceBufferPtr value, c10::Device device);

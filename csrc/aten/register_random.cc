@@ -51,6 +51,12 @@ std::pair<uint64_t, uint64_t> seed_offset(const Gen& generator, c10::Device devi
   return next_seed_offset(generator, device.index(), std::max<uint64_t>(counters, 1));
 }
 
+// The runtime scalars a random op's program takes first: seed, offset.
+std::vector<ScalarInput> seed_offset_scalars(const std::pair<uint64_t, uint64_t>& drawn) {
+  return {{ElementType::kU64, c10::Scalar(drawn.first), ScalarRole::kRandomSeed},
+          {ElementType::kU64, c10::Scalar(drawn.second), ScalarRole::kRandomOffset}};
+}
+
 uint64_t count(int64_t numel, int64_t per_element) {
   return static_cast<uint64_t>(numel) * static_cast<uint64_t>(per_element);
 }
@@ -68,11 +74,10 @@ using RandomLowering = std::function<std::vector<hlo::Value>(
 std::vector<at::Tensor> run_random(const at::Tensor& dst, const char* op, std::vector<TensorArg> tensors,
                                    std::vector<ScalarInput> params, uint64_t counters, const Gen& generator,
                                    const RandomLowering& lower, std::string attributes = {}) {
-  auto [seed, offset] = seed_offset(generator, dst.device(), counters);
+  const auto drawn = seed_offset(generator, dst.device(), counters);
   const ElementType out = to_element_type(dst.scalar_type(), op);
   attributes.push_back(static_cast<char>(out));
-  OpCall call{op, std::move(attributes), std::move(tensors),
-              {{ElementType::kU64, c10::Scalar(seed)}, {ElementType::kU64, c10::Scalar(offset)}}};
+  OpCall call{op, std::move(attributes), std::move(tensors), seed_offset_scalars(drawn)};
   call.scalars.insert(call.scalars.end(), params.begin(), params.end());
   std::vector<int64_t> dims = dst.sizes().vec();
   return run_op_into(
@@ -570,12 +575,10 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
   if (p == 1) {
     return {at::zeros_like(input), at::zeros_like(input, input.options().dtype(c10::kBool))};
   }
-  auto [seed, offset] = seed_offset(std::nullopt, input.device(), count(input.numel(), 1));
   OpCall call{"aten::native_dropout", "", {input},
-              {{ElementType::kU64, c10::Scalar(seed)},
-               {ElementType::kU64, c10::Scalar(offset)},
-               {ElementType::kF32, p},
-               {ElementType::kF32, 1.0 / (1.0 - p)}}};
+              seed_offset_scalars(seed_offset(std::nullopt, input.device(), count(input.numel(), 1)))};
+  call.scalars.push_back({ElementType::kF32, p});
+  call.scalars.push_back({ElementType::kF32, 1.0 / (1.0 - p)});
   auto outs = run_op(call, [](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>& s) {
     auto [out, mask] = ops::lower_dropout(b, t[0], s[0], s[1], s[2], s[3]);
     return std::vector<hlo::Value>{out, mask};

@@ -12,4 +12,5 @@ PYBIND11_MODULE(_C, m) {
   torch_tpu::python::bind_runtime(m);
   torch_tpu::python::bind_device(m);
   torch_tpu::python::bind_aten(m);
+  torch_tpu::python::bind_capture(m);
 }

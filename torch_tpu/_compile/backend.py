@@ -23,6 +23,9 @@ OPTIONS = {
     # Run each graph as one fused program (when the runtime's fused eager
     # mode exists); False: one cached program per op, as in strict eager.
     "fuse": True,
+    # Once two calls of a graph capture the same program, launch it directly
+    # on later calls instead of recording the graph again (graph_runner).
+    "replay": True,
 }
 
 
@@ -46,7 +49,7 @@ def tpu_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], *,
     config = _check_options(options)
 
     def compile_graph(graph: torch.fx.GraphModule, inputs: Sequence[Any]) -> Any:
-        return make_runner(graph, config["fuse"])
+        return make_runner(graph, config["fuse"], config["replay"])
 
     return aot_autograd(
         fw_compiler=compile_graph,

@@ -1,0 +1,582 @@
+#include "aten/graph_capture.h"
+
+#include <c10/core/Storage.h>
+#include <c10/core/TensorImpl.h>
+#include <c10/util/Exception.h>
+
+#include <atomic>
+#include <cstdio>
+#include <mutex>
+#include <sstream>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "aten/allocator.h"
+#include "aten/device_scope.h"
+#include "aten/fused_graph.h"
+#include "aten/generator.h"
+#include "aten/launch.h"
+#include "aten/op_runner.h"
+
+namespace torch_tpu::aten {
+
+using runtime::DeviceBuffer;
+using runtime::DeviceBufferPtr;
+
+// ---- what a capture observes ---------------------------------------------
+
+struct CaptureLog {
+  struct Draw {
+    at::Generator generator;
+    uint64_t seed, offset, increment;
+  };
+  struct Check {
+    const DeviceBuffer* flag;
+    CheckError error;
+    std::string message;
+  };
+  std::thread::id thread = std::this_thread::get_id();
+  std::vector<RanGraph> graphs;
+  std::vector<Draw> draws;
+  std::vector<Check> checks;
+  int64_t host_reads = 0;
+};
+
+namespace {
+
+std::mutex& log_mutex() {
+  static auto* mutex = new std::mutex();
+  return *mutex;
+}
+CaptureLog* active_log = nullptr;  // guarded by log_mutex()
+std::atomic<bool> capturing{false};
+
+// The active log, when the calling thread is the capturing one. Ops of
+// other threads are not part of the captured call.
+template <typename F>
+void with_active_log(F&& f) {
+  if (!capturing.load(std::memory_order_acquire)) return;
+  std::lock_guard<std::mutex> lock(log_mutex());
+  if (active_log && active_log->thread == std::this_thread::get_id()) f(*active_log);
+}
+
+}  // namespace
+
+void note_random_draw(const at::Generator& generator, uint64_t seed, uint64_t offset, uint64_t increment) {
+  with_active_log([&](CaptureLog& log) { log.draws.push_back({generator, seed, offset, increment}); });
+}
+
+void note_deferred_check(const DeviceBuffer* flag, CheckError error, const std::string& message) {
+  with_active_log([&](CaptureLog& log) { log.checks.push_back({flag, error, message}); });
+}
+
+void note_host_read() {
+  with_active_log([](CaptureLog& log) { log.host_reads++; });
+}
+
+// ---- what a replay needs -----------------------------------------------------
+
+struct CapturedGraph {
+  // An input as the capture saw it. Inputs sharing a storage (or, through
+  // a clone, a device value) point to the first one of their group.
+  struct Input {
+    c10::ScalarType dtype;
+    c10::DeviceIndex device;
+    std::vector<int64_t> sizes, strides;
+    int64_t offset;
+    size_t storage_nbytes;
+    std::optional<hlo::TensorType> value_type;  // none: a storage never written
+    int32_t storage_group;
+    int32_t value_group;  // -1 without a value
+  };
+  enum class ArgKind : uint8_t { kInput, kScalar, kSeed, kOffset };
+  struct Arg {
+    ArgKind kind;
+    int32_t index;          // the input (kInput) or the draw (kSeed, kOffset)
+    DeviceBufferPtr value;  // kScalar: the scalar's buffer
+  };
+  struct Draw {
+    at::Generator generator;
+    uint64_t increment;
+  };
+  // An input's storage takes a result as its new value.
+  struct Update {
+    int32_t input, result;
+  };
+  // An argument the program may write its result into (an in-place
+  // update): the old value of `input`, whose storage takes a new value (-1:
+  // none does, so the argument is never donated).
+  struct Donation {
+    int32_t arg, input;
+  };
+  struct Output {
+    int32_t same_tensor_as = -1;   // the very tensor of an earlier output
+    int32_t input = -1;            // a view of this input's storage
+    int32_t result = -1;           // a view of a new storage holding this result
+    int32_t same_storage_as = -1;  // a view of an earlier output's new storage
+    c10::ScalarType dtype = c10::kFloat;
+    std::vector<int64_t> sizes, strides;
+    int64_t offset = 0;
+    size_t storage_nbytes = 0;  // of a new storage (never written without a result)
+  };
+  struct Check {
+    int32_t result;
+    CheckError error;
+    std::string message;
+  };
+
+  int device = 0;
+  bool has_program = false;
+  std::string key, name;
+  std::function<std::string()> text;
+  size_t n_results = 0;
+  std::vector<Input> inputs;
+  std::vector<Arg> args;
+  std::vector<Draw> draws;
+  std::vector<Update> updates;
+  std::vector<Donation> donations;
+  std::vector<Output> outputs;
+  std::vector<Check> checks;
+};
+
+namespace {
+
+using Captured = CapturedGraph;
+
+c10::StorageImpl* storage_of(const at::Tensor& t) { return t.storage().unsafeGetStorageImpl(); }
+
+DeviceBufferPtr value_of(const at::Tensor& t) { return storage_value(t.storage()).value(); }
+
+bool is_tpu(const at::Tensor& t) { return t.defined() && t.device().type() == c10::DeviceType::PrivateUse1; }
+
+at::Tensor tensor_on(c10::Storage storage, const Captured::Output& o) {
+  at::Tensor t = at::detail::make_tensor<c10::TensorImpl>(
+      std::move(storage), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), c10::scalarTypeToTypeMeta(o.dtype));
+  t.unsafeGetTensorImpl()->set_sizes_and_strides(o.sizes, o.strides, o.offset);
+  return t;
+}
+
+c10::Storage new_storage(size_t nbytes, int device, DeviceBufferPtr value) {
+  CurrentDeviceScope scope(device);
+  c10::Storage storage(c10::Storage::use_byte_size_t(), nbytes, tpu_allocator(), /*resizable=*/true);
+  if (value) storage_value(storage).set_value(std::move(value));
+  return storage;
+}
+
+// An exact text of a scalar's value, for signatures.
+std::string scalar_text(const ScalarInput& s) {
+  std::ostringstream out;
+  out << static_cast<int>(s.type) << ':';
+  if (s.value.isFloatingPoint()) {
+    out << std::hexfloat << s.value.toDouble();
+  } else if (s.value.isComplex()) {
+    const auto z = s.value.toComplexDouble();
+    out << std::hexfloat << z.real() << ',' << z.imag();
+  } else if (s.value.isBoolean()) {
+    out << s.value.toBool();
+  } else if (s.value.type() == c10::kUInt64) {
+    out << s.value.to<uint64_t>();
+  } else {
+    out << s.value.toLong();
+  }
+  return out.str();
+}
+
+int64_t total_materializations() {
+  const FusedStats stats = fused_stats();
+  int64_t total = 0;
+  for (int64_t n : stats.materializations) total += n;
+  return total;
+}
+
+void write_dims(std::ostringstream& out, c10::IntArrayRef dims) {
+  out << '[';
+  for (int64_t d : dims) out << d << ',';
+  out << ']';
+}
+
+}  // namespace
+
+// ---- capture ---------------------------------------------------------------
+
+GraphCapture::GraphCapture(const std::vector<at::Tensor>& inputs)
+    : inputs_(inputs), log_(std::make_unique<CaptureLog>()), graph_(std::make_shared<CapturedGraph>()) {
+  materialize_all(MaterializeReason::kExplicit);
+  std::unordered_map<const c10::StorageImpl*, int32_t> storages;
+  std::unordered_map<const DeviceBuffer*, int32_t> values;
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const at::Tensor& t = inputs_[i];
+    if (!is_tpu(t) || t.is_conj() || t.is_neg()) {
+      failure_ = "input " + std::to_string(i) + " is not a plain tpu tensor";
+      return;
+    }
+    Captured::Input in;
+    in.dtype = t.scalar_type();
+    in.device = t.device().index();
+    in.sizes = t.sizes().vec();
+    in.strides = t.strides().vec();
+    in.offset = t.storage_offset();
+    in.storage_nbytes = t.storage().nbytes();
+    const auto index = static_cast<int32_t>(i);
+    in.storage_group = storages.emplace(storage_of(t), index).first->second;
+    DeviceBufferPtr value = value_of(t);
+    in.value_group = value ? values.emplace(value.get(), index).first->second : -1;
+    start_values_.push_back(value.get());
+    start_refs_.push_back(value);
+    if (value) in.value_type = value->type();
+    graph_->inputs.push_back(std::move(in));
+  }
+  materializations_ = total_materializations();
+  std::lock_guard<std::mutex> lock(log_mutex());
+  if (active_log) {
+    failure_ = "another graph capture is running";
+    return;
+  }
+  active_log = log_.get();
+  capturing.store(true, std::memory_order_release);
+  active_ = true;
+  CaptureLog* log = log_.get();
+  set_graph_observer([log](RanGraph graph) { log->graphs.push_back(std::move(graph)); });
+}
+
+GraphCapture::~GraphCapture() { stop(); }
+
+void GraphCapture::stop() {
+  if (!active_) return;
+  active_ = false;
+  set_graph_observer(nullptr);
+  std::lock_guard<std::mutex> lock(log_mutex());
+  active_log = nullptr;
+  capturing.store(false, std::memory_order_release);
+}
+
+void GraphCapture::abandon() {
+  stop();
+  if (failure_.empty()) failure_ = "the call failed";
+}
+
+void GraphCapture::finish(const std::vector<at::Tensor>& outputs) {
+  finished_ = true;
+  if (!active_) {
+    if (failure_.empty()) failure_ = "the capture was not running";
+    return;
+  }
+  if (total_materializations() != materializations_) {
+    failure_ = "a fused graph ran before the call's end (a sync point inside the graph)";
+  }
+  materialize_all(MaterializeReason::kExplicit);
+  stop();
+  if (failure_.empty() && log_->host_reads) failure_ = "the call copied a device value to the host";
+  if (failure_.empty()) analyse(outputs);
+  log_.reset();
+  if (!failure_.empty()) graph_.reset();
+}
+
+std::shared_ptr<ReplayPlan> GraphCapture::plan() const {
+  TORCH_CHECK(finished_ && failure_.empty(), "this graph capture cannot be replayed: ",
+              finished_ ? failure_ : std::string("it has not finished"));
+  return std::make_shared<ReplayPlan>(graph_);
+}
+
+void GraphCapture::analyse(const std::vector<at::Tensor>& outputs) {
+  Captured& g = *graph_;
+  auto fail = [this](std::string why) { failure_ = std::move(why); };
+  if (log_->graphs.size() > 1) {
+    return fail("the call ran " + std::to_string(log_->graphs.size()) +
+                " programs, not one (an op that cannot be deferred, or the fused graph size limit)");
+  }
+
+  // Inputs by storage and by device value, as they were when the call began.
+  std::unordered_map<const c10::StorageImpl*, int32_t> input_storages;
+  for (size_t i = 0; i < inputs_.size(); ++i) input_storages.emplace(storage_of(inputs_[i]), static_cast<int32_t>(i));
+
+  // Where the program's arguments came from, and where its results went.
+  std::unordered_map<const DeviceBuffer*, int32_t> results;
+  std::vector<DeviceBufferPtr> alive;
+  std::vector<std::pair<int64_t, int64_t>> aliases;
+  if (!log_->graphs.empty()) {
+    RanGraph& ran = log_->graphs[0];
+    g.has_program = !ran.results.empty();
+    g.device = ran.device;
+    g.key = ran.key;
+    g.name = ran.name;
+    g.text = ran.text;
+    g.n_results = ran.results.size();
+    aliases = ran.aliases;
+    for (size_t r = 0; r < ran.results.size(); ++r) {
+      DeviceBufferPtr result = ran.results[r].lock();
+      if (!result) continue;  // computed, then dropped: nothing to do with it
+      results.emplace(result.get(), static_cast<int32_t>(r));
+      alive.push_back(std::move(result));
+    }
+    // The inputs' values at the start, by identity: the weak references in
+    // the graph's parameters are gone, but a value still held by an input's
+    // storage or by the fused graph until it ran cannot have been reused.
+    std::unordered_map<const DeviceBuffer*, int32_t> input_values;
+    for (size_t i = 0; i < g.inputs.size(); ++i) {
+      if (g.inputs[i].value_group == static_cast<int32_t>(i)) input_values.emplace(start_values_[i], i);
+    }
+    for (size_t k = 0; k < ran.parameters.size(); ++k) {
+      const RanGraph::Parameter& p = ran.parameters[k];
+      if (!p.scalar) {
+        auto it = input_values.find(p.buffer);
+        if (it == input_values.end()) {
+          return fail("argument " + std::to_string(k) +
+                      " of the program is a device buffer that is not one of the graph's inputs");
+        }
+        g.args.push_back({Captured::ArgKind::kInput, it->second, nullptr});
+        continue;
+      }
+      const ScalarInput& s = *p.scalar;
+      if (s.role == ScalarRole::kValue) {
+        g.args.push_back({Captured::ArgKind::kScalar, -1, scalar_buffer(g.device, s)});
+        signature_ += "s" + scalar_text(s) + ";";
+        continue;
+      }
+      // A random op's seed, then the offset of the same draw.
+      const bool paired = s.role == ScalarRole::kRandomSeed && k + 1 < ran.parameters.size() &&
+                          ran.parameters[k + 1].scalar &&
+                          ran.parameters[k + 1].scalar->role == ScalarRole::kRandomOffset;
+      if (!paired) return fail("a random op's seed and offset are not consecutive arguments");
+      const uint64_t seed = s.value.to<uint64_t>();
+      const uint64_t offset = ran.parameters[k + 1].scalar->value.to<uint64_t>();
+      int32_t draw = -1;
+      for (size_t d = 0; d < log_->draws.size(); ++d) {
+        if (log_->draws[d].seed != seed || log_->draws[d].offset != offset) continue;
+        if (draw >= 0) return fail("two random draws of the call took the same seed and offset");
+        draw = static_cast<int32_t>(d);
+      }
+      if (draw < 0) return fail("a random op's seed and offset come from no draw the capture saw");
+      g.args.push_back({Captured::ArgKind::kSeed, draw, nullptr});
+      g.args.push_back({Captured::ArgKind::kOffset, draw, nullptr});
+      ++k;
+    }
+  }
+  for (const CaptureLog::Draw& d : log_->draws) g.draws.push_back({d.generator, d.increment});
+
+  std::vector<bool> accounted(g.n_results);
+  auto result_of = [&](const DeviceBufferPtr& value) -> int32_t {
+    if (!value) return -1;
+    auto it = results.find(value.get());
+    if (it == results.end()) return -1;
+    accounted[it->second] = true;
+    return it->second;
+  };
+
+  // Inputs whose storage took a new value: the graph's input updates.
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const Captured::Input& in = g.inputs[i];
+    if (in.storage_group != static_cast<int32_t>(i)) continue;
+    if (inputs_[i].storage().nbytes() != in.storage_nbytes) return fail("input " + std::to_string(i) + " was resized");
+    DeviceBufferPtr now = value_of(inputs_[i]);
+    if (now.get() == start_values_[i]) continue;
+    const int32_t r = result_of(now);
+    if (r < 0) return fail("input " + std::to_string(i) + "'s storage took a value the program did not compute");
+    g.updates.push_back({static_cast<int32_t>(i), r});
+  }
+  // Each aliased argument is an input's old value; it can be donated when
+  // that input's storage takes a new value (the fused graph decided by who
+  // held it then; a replay decides the same way).
+  for (const auto& [arg, result] : aliases) {
+    const Captured::Arg& a = g.args.at(arg);
+    if (a.kind != Captured::ArgKind::kInput) return fail("the program reuses the memory of a scalar argument");
+    Captured::Donation d{static_cast<int32_t>(arg), -1};
+    for (const Captured::Update& u : g.updates) {
+      if (g.inputs[u.input].value_group == a.index) d.input = u.input;
+    }
+    g.donations.push_back(d);
+  }
+
+  // The outputs: views of inputs, of results, or of storages never written.
+  std::unordered_map<const c10::TensorImpl*, int32_t> tensors;
+  std::unordered_map<const c10::StorageImpl*, int32_t> new_storages;
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    const at::Tensor& t = outputs[j];
+    if (!is_tpu(t) || t.is_conj() || t.is_neg()) return fail("output " + std::to_string(j) + " is not a plain tpu tensor");
+    Captured::Output o;
+    const auto index = static_cast<int32_t>(j);
+    auto same = tensors.emplace(t.unsafeGetTensorImpl(), index);
+    if (!same.second) {
+      o.same_tensor_as = same.first->second;
+      g.outputs.push_back(std::move(o));
+      continue;
+    }
+    o.dtype = t.scalar_type();
+    o.sizes = t.sizes().vec();
+    o.strides = t.strides().vec();
+    o.offset = t.storage_offset();
+    o.storage_nbytes = t.storage().nbytes();
+    auto input = input_storages.find(storage_of(t));
+    if (input != input_storages.end()) {
+      o.input = g.inputs[input->second].storage_group;
+    } else {
+      auto shared = new_storages.emplace(storage_of(t), index);
+      if (!shared.second) {
+        o.same_storage_as = shared.first->second;
+      } else {
+        DeviceBufferPtr value = value_of(t);
+        o.result = result_of(value);
+        if (value && o.result < 0) {
+          return fail("output " + std::to_string(j) + " holds a device value the program did not compute");
+        }
+      }
+    }
+    g.outputs.push_back(std::move(o));
+  }
+  for (const CaptureLog::Check& c : log_->checks) {
+    auto it = results.find(c.flag);
+    if (it == results.end()) return fail("a deferred check's flag is not a result of the program");
+    accounted[it->second] = true;
+    g.checks.push_back({it->second, c.error, c.message});
+  }
+  for (const DeviceBufferPtr& result : alive) {
+    const int32_t r = results.at(result.get());
+    if (!accounted[r]) {
+      return fail("result " + std::to_string(r) +
+                  " of the program is held by something other than the graph's outputs and inputs");
+    }
+  }
+
+  // The signature: everything above, in text.
+  std::ostringstream out;
+  out << g.device << '|' << g.key.size() << ':' << g.key << '|' << g.n_results << '|';
+  for (const Captured::Input& in : g.inputs) {
+    out << 'i' << static_cast<int>(in.dtype) << ',' << in.device << ',' << in.offset << ',' << in.storage_nbytes << ','
+        << in.storage_group << ',' << in.value_group << ',' << (in.value_type ? in.value_type->to_string() : "-");
+    write_dims(out, in.sizes);
+    write_dims(out, in.strides);
+  }
+  for (const Captured::Arg& a : g.args) out << 'a' << static_cast<int>(a.kind) << ',' << a.index << ';';
+  for (const Captured::Draw& d : g.draws) out << 'd' << d.generator.unsafeGetGeneratorImpl() << ',' << d.increment << ';';
+  for (const Captured::Update& u : g.updates) out << 'u' << u.input << ',' << u.result << ';';
+  for (const Captured::Donation& d : g.donations) out << 'D' << d.arg << ',' << d.input << ';';
+  for (const Captured::Output& o : g.outputs) {
+    out << 'o' << o.same_tensor_as << ',' << o.input << ',' << o.result << ',' << o.same_storage_as << ','
+        << static_cast<int>(o.dtype) << ',' << o.offset << ',' << o.storage_nbytes;
+    write_dims(out, o.sizes);
+    write_dims(out, o.strides);
+  }
+  for (const Captured::Check& c : g.checks) out << 'c' << c.result << ',' << static_cast<int>(c.error) << ',' << c.message << ';';
+  signature_ += out.str();
+}
+
+// ---- replay ------------------------------------------------------------------
+
+ReplayPlan::ReplayPlan(std::shared_ptr<const CapturedGraph> graph) : graph_(std::move(graph)) {}
+
+std::optional<std::vector<at::Tensor>> ReplayPlan::replay(const std::vector<at::Tensor>& inputs) const {
+  const Captured& g = *graph_;
+  const size_t n = inputs.size();
+  if (n != g.inputs.size()) return std::nullopt;
+
+  // The inputs must look as they did: layouts, and storages and values
+  // shared the same way.
+  std::vector<c10::StorageImpl*> storages(n);
+  std::vector<DeviceBufferPtr> values(n);
+  std::unordered_set<const c10::StorageImpl*> distinct_storages;
+  std::unordered_set<const DeviceBuffer*> distinct_values;
+  for (size_t i = 0; i < n; ++i) {
+    const at::Tensor& t = inputs[i];
+    const Captured::Input& in = g.inputs[i];
+    if (!is_tpu(t) || t.device().index() != in.device || t.scalar_type() != in.dtype || t.is_conj() ||
+        t.is_neg() || t.storage_offset() != in.offset || t.sizes() != c10::IntArrayRef(in.sizes) ||
+        t.strides() != c10::IntArrayRef(in.strides) || t.storage().nbytes() != in.storage_nbytes) {
+      return std::nullopt;
+    }
+    storages[i] = storage_of(t);
+    if (in.storage_group != static_cast<int32_t>(i)) {
+      if (storages[i] != storages[in.storage_group]) return std::nullopt;
+      continue;
+    }
+    if (!distinct_storages.insert(storages[i]).second) return std::nullopt;
+    values[i] = value_of(t);
+    if (static_cast<bool>(values[i]) != in.value_type.has_value()) return std::nullopt;
+    if (!values[i]) continue;
+    if (!(values[i]->type() == *in.value_type)) return std::nullopt;
+    if (in.value_group != static_cast<int32_t>(i)) {
+      if (values[i] != values[in.value_group]) return std::nullopt;
+    } else if (!distinct_values.insert(values[i].get()).second) {
+      return std::nullopt;
+    }
+  }
+
+  // The arguments, drawing from the generators as the ops would have.
+  std::vector<std::pair<uint64_t, uint64_t>> drawn;
+  drawn.reserve(g.draws.size());
+  for (const Captured::Draw& d : g.draws) {
+    drawn.push_back(next_seed_offset(d.generator, static_cast<c10::DeviceIndex>(g.device), d.increment));
+  }
+  std::vector<DeviceBufferPtr> held;
+  held.reserve(g.args.size());
+  for (const Captured::Arg& a : g.args) {
+    switch (a.kind) {
+      case Captured::ArgKind::kInput: held.push_back(values[a.index]); break;
+      case Captured::ArgKind::kScalar: held.push_back(a.value); break;
+      case Captured::ArgKind::kSeed:
+        held.push_back(scalar_buffer(g.device, {ElementType::kU64, c10::Scalar(drawn[a.index].first)}));
+        break;
+      case Captured::ArgKind::kOffset:
+        held.push_back(scalar_buffer(g.device, {ElementType::kU64, c10::Scalar(drawn[a.index].second)}));
+        break;
+    }
+  }
+  values.clear();
+
+  std::vector<DeviceBufferPtr> results;
+  if (g.has_program) {
+    std::vector<pjrt::c::Buffer*> args;
+    args.reserve(held.size());
+    for (const DeviceBufferPtr& buffer : held) args.push_back(buffer->get());
+    // An updated input's old value is donated when only its storage and
+    // this call hold it (a clone sharing it keeps it).
+    std::vector<int64_t> keep;
+    std::vector<int32_t> donated;  // inputs whose old value goes
+    for (const Captured::Donation& d : g.donations) {
+      long holders = 1;
+      for (const DeviceBufferPtr& buffer : held) holders += buffer == held[d.arg];
+      if (d.input >= 0 && held[d.arg].use_count() == holders) {
+        donated.push_back(d.input);
+      } else {
+        keep.push_back(d.arg);
+      }
+    }
+    std::vector<hlo::TensorType> types;
+    std::vector<pjrt::Buffer> launched =
+        launch_program_keeping(g.key, g.name.c_str(), g.text, args, g.device, keep, &types);
+    TORCH_INTERNAL_ASSERT(launched.size() == g.n_results, g.name, ": wrong number of results");
+    // Donated memory belongs to the results now: the old values go before
+    // the results are counted.
+    for (int32_t input : donated) storage_value(*storages[input]).set_value(nullptr);
+    held.clear();
+    results.reserve(launched.size());
+    for (size_t r = 0; r < launched.size(); ++r) {
+      results.push_back(std::make_shared<DeviceBuffer>(std::move(launched[r]), std::move(types[r]), g.device));
+    }
+  }
+  held.clear();
+  count_graph_replayed();
+
+  for (const Captured::Update& u : g.updates) storage_value(*storages[u.input]).set_value(results[u.result]);
+  for (const Captured::Check& c : g.checks) {
+    defer_check(tensor_from_value(results[c.result], c10::Device(c10::DeviceType::PrivateUse1, g.device)), c.error,
+                c.message);
+  }
+  std::vector<at::Tensor> outputs;
+  outputs.reserve(g.outputs.size());
+  for (const Captured::Output& o : g.outputs) {
+    if (o.same_tensor_as >= 0) {
+      outputs.push_back(outputs[o.same_tensor_as]);
+    } else if (o.input >= 0) {
+      outputs.push_back(tensor_on(inputs[o.input].storage(), o));
+    } else if (o.same_storage_as >= 0) {
+      outputs.push_back(tensor_on(outputs[o.same_storage_as].storage(), o));
+    } else {
+      DeviceBufferPtr value = o.result >= 0 ? results[o.result] : nullptr;
+      outputs.push_back(tensor_on(new_storage(o.storage_nbytes, g.device, std::move(value)), o));
+    }
+  }
+  return outputs;
+}
+
+}  // namespace torch_tpu::aten

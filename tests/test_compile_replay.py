@@ -1,0 +1,207 @@
+"""Replaying a compiled graph's captured program (csrc/aten/graph_capture.h):
+after two calls capture the same program, later calls launch it directly,
+with the results, input updates, random draws and deferred checks of the
+recorded calls; inputs that do not fit the capture are recorded again."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+import torch._dynamo
+from torch import nn
+from torch.fx.experimental.proxy_tensor import make_fx
+from torch.nn import functional as F
+
+import torch_tpu
+from torch_tpu import _C
+from torch_tpu._compile.graph_runner import make_runner
+
+TPU = "tpu"
+
+
+@pytest.fixture(autouse=True)
+def fresh_dynamo():
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def replayed() -> int:
+    return torch_tpu.fused_stats()["graphs_replayed"]
+
+
+def runner_of(fn, *examples):
+    """A graph runner for `fn`'s aten graph, traced on `examples` (`fn`
+    returns a tuple, as AOTAutograd's graphs do)."""
+    gm = make_fx(fn)(*examples)
+    return make_runner(gm, fuse=True)
+
+
+def test_calls_after_two_matching_captures_are_replayed():
+    f = torch.compile(lambda x, w: torch.relu(x @ w) * 2 + x.sum(), backend="tpu")
+    w = torch.randn(5, 3)
+    xs = [torch.randn(4, 5) for _ in range(5)]
+    before = replayed()
+    for i, x in enumerate(xs):
+        out = f(x.to(TPU), w.to(TPU))
+        torch.testing.assert_close(out.cpu(), torch.relu(x @ w) * 2 + x.sum(), rtol=1e-5, atol=1e-5)
+        # calls 0 and 1 are captured, from call 2 on they replay
+        assert replayed() - before == max(0, i - 1)
+
+
+def test_replay_writes_input_updates_and_donates_the_old_buffer():
+    def step(p, g):
+        p.copy_(p - 0.1 * g)
+        return (p.sum(),)
+
+    p = torch.randn(256, 256)
+    g = torch.randn(256, 256)
+    run = runner_of(step, p.clone(), g)
+    p_tpu, g_tpu = p.to(TPU), g.to(TPU)
+    expected = p.clone()
+    for i in range(4):
+        before = torch.tpu.memory_allocated()
+        (total,) = run([p_tpu, g_tpu])
+        expected = expected - 0.1 * g
+        torch.testing.assert_close(p_tpu.cpu(), expected)
+        torch.testing.assert_close(total.cpu(), expected.sum(), rtol=1e-4, atol=1e-3)
+        if i >= 2:
+            # The update reused the parameter's memory: only the 0-dim sum is new.
+            torch.tpu.synchronize()
+            assert torch.tpu.memory_allocated() - before <= 64
+    assert run.replayer.plan is not None
+
+
+def test_a_clone_sharing_the_updated_buffer_keeps_its_value():
+    def step(p):
+        p.add_(1)
+        return (p * 2,)
+
+    run = runner_of(step, torch.zeros(8))
+    p = torch.zeros(8, device=TPU)
+    for _ in range(3):
+        run([p])
+    assert run.replayer.plan is not None
+    snapshot = p.clone()  # shares p's device value until one is written
+    (doubled,) = run([p])
+    torch.testing.assert_close(snapshot.cpu(), torch.full((8,), 3.0))
+    torch.testing.assert_close(p.cpu(), torch.full((8,), 4.0))
+    torch.testing.assert_close(doubled.cpu(), torch.full((8,), 8.0))
+
+
+def test_inputs_that_do_not_fit_the_capture_are_recorded():
+    def f(a, b):
+        return (a + b * 2,)
+
+    run = runner_of(f, torch.ones(6), torch.ones(6))
+    a, b = torch.arange(6.0, device=TPU), torch.ones(6, device=TPU)
+    for _ in range(3):
+        run([a, b])
+    assert run.replayer.plan is not None
+    before = replayed()
+    # the same tensor twice: one buffer where the capture had two
+    (out,) = run([a, a])
+    torch.testing.assert_close(out.cpu(), torch.arange(6.0) * 3)
+    # a transposed view: other strides
+    m = torch.arange(6.0, device=TPU).reshape(2, 3).t().reshape(-1)
+    (out,) = run([a, m])
+    torch.testing.assert_close(out.cpu(), torch.arange(6.0) + m.cpu() * 2)
+    assert replayed() == before
+    (out,) = run([b, a])
+    torch.testing.assert_close(out.cpu(), torch.ones(6) + torch.arange(6.0) * 2)
+    assert replayed() == before + 1
+
+
+def test_outputs_keep_views_aliases_and_nones():
+    def f(x):
+        y = x * 3
+        return y, y.t(), x.t(), None
+
+    run = runner_of(f, torch.ones(2, 3))
+    x = torch.arange(6.0).reshape(2, 3)
+    for _ in range(4):
+        y, yt, xt, none = run([x.to(TPU)])
+    assert run.replayer.plan is not None
+    assert none is None
+    assert yt.stride() == (1, 3) and y.untyped_storage().data_ptr() == yt.untyped_storage().data_ptr()
+    torch.testing.assert_close(yt.cpu(), (x * 3).t())
+    torch.testing.assert_close(xt.cpu(), x.t())
+    y.add_(1)  # an alias of y sees the write, as in eager code
+    torch.testing.assert_close(yt.cpu(), (x * 3 + 1).t())
+
+
+def test_random_draws_advance_the_generator_as_eager_code_does():
+    f = torch.compile(lambda x: F.dropout(x, 0.5) + torch.rand_like(x), backend="tpu")
+    x = torch.ones(64, device=TPU)
+    torch.tpu.manual_seed(5)
+    expected = [(F.dropout(x, 0.5) + torch.rand_like(x)).cpu() for _ in range(5)]
+    state = torch.tpu.get_rng_state()
+    torch.tpu.manual_seed(5)
+    before = replayed()
+    actual = [f(x).cpu() for _ in range(5)]
+    assert replayed() - before == 3
+    for a, e in zip(actual, expected):
+        torch.testing.assert_close(a, e)
+    assert not torch.equal(actual[3], actual[4])
+    assert torch.equal(torch.tpu.get_rng_state(), state)
+    # A new seed reaches the replayed program.
+    torch.tpu.manual_seed(5)
+    torch.testing.assert_close(f(x).cpu(), expected[0])
+
+
+def test_deferred_checks_of_a_replayed_call_still_raise():
+    emb = nn.Embedding(10, 4).to(TPU)
+    f = torch.compile(emb, backend="tpu")
+    with torch.no_grad():
+        for _ in range(3):
+            f(torch.tensor([1, 2, 3], device=TPU))
+        before = replayed()
+        out = f(torch.tensor([1, 12, 3], device=TPU))
+        assert replayed() == before + 1
+        with pytest.raises(IndexError, match="index out of range"):
+            out.cpu()
+
+
+def test_batchnorm_training_step_replays_with_eager_running_stats():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 2)).to(TPU)
+    compiled_model = copy.deepcopy(model)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    compiled_opt = torch.optim.SGD(compiled_model.parameters(), lr=0.1)
+    forward = torch.compile(compiled_model, backend="tpu")
+    before = replayed()
+    for i in range(5):
+        x = torch.randn(16, 6, device=TPU)
+        for m, o, fwd in ((model, opt, model), (compiled_model, compiled_opt, forward)):
+            o.zero_grad()
+            fwd(x).square().mean().backward()
+            o.step()
+    assert replayed() - before >= 6  # forward and backward, calls 2 to 4
+    for p, q in zip(model.state_dict().values(), compiled_model.state_dict().values()):
+        torch.testing.assert_close(q.cpu(), p.cpu(), rtol=1e-4, atol=1e-5)
+
+
+def test_replay_can_be_turned_off():
+    f = torch.compile(lambda x: x * 2, backend="tpu", options={"replay": False})
+    before = replayed()
+    for _ in range(4):
+        f(torch.ones(3, device=TPU))
+    assert replayed() == before
+
+
+def test_graphs_that_cannot_be_replayed_say_why():
+    run = runner_of(lambda x: (x + 1,), torch.ones(2))
+    run([torch.ones(2)])  # a CPU input
+    assert "not a tpu tensor" in run.replayer.failure
+
+
+def test_an_unfinished_or_failed_capture_has_no_plan():
+    capture = _C.capture.GraphCapture([torch.ones(2, device=TPU)])
+    with pytest.raises(RuntimeError, match="has not finished"):
+        capture.plan()
+    capture.abandon()
+    assert capture.failure == "the call failed"
+    with pytest.raises(RuntimeError, match="cannot be replayed"):
+        capture.plan()
