@@ -205,3 +205,42 @@ def test_an_unfinished_or_failed_capture_has_no_plan():
     assert capture.failure == "the call failed"
     with pytest.raises(RuntimeError, match="cannot be replayed"):
         capture.plan()
+
+
+def test_outputs_that_are_inputs_or_their_views_stay_tied_to_them():
+    run = runner_of(lambda x: (x, x.t(), x * 2), torch.ones(2, 3))
+    x = torch.arange(6.0, device=TPU).reshape(2, 3)
+    for _ in range(3):
+        same, view, _ = run([x])
+    assert run.replayer.plan is not None
+    assert same is x
+    x.add_(1)  # autograd's check of saved tensors relies on the shared counter
+    assert view._version == x._version
+    torch.testing.assert_close(view.cpu(), (torch.arange(6.0).reshape(2, 3) + 1).t())
+
+
+def test_a_call_that_changes_an_input_layout_is_not_replayed():
+    def f(x):
+        x.t_()
+        return (x * 2,)
+
+    run = runner_of(f, torch.ones(2, 3))
+    run([torch.ones(2, 3, device=TPU)])
+    assert "another storage or layout" in run.replayer.failure
+
+
+def test_graph_constants_are_told_apart_from_inputs_sharing_their_value():
+    x = torch.arange(4.0, device=TPU)
+    c = x.clone()  # shares x's device value until one is written
+
+    def f(x):
+        x.add_(1)
+        return (x + c,)
+
+    run = runner_of(f, torch.zeros(4, device=TPU))
+    expected = torch.arange(4.0)
+    for _ in range(4):
+        (out,) = run([x])
+        expected = expected + 1
+        torch.testing.assert_close(out.cpu(), expected + torch.arange(4.0))
+    assert run.replayer.plan is not None

@@ -2,6 +2,7 @@
 
 #include <c10/util/Exception.h>
 
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -33,6 +34,8 @@ FusedStats& stats() {
   static FusedStats s;
   return s;
 }
+
+std::atomic<int64_t> runs_total{0};
 
 int64_t max_ops() {
   static const int64_t n = [] {
@@ -139,6 +142,7 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
       values.push_back(results_[i].value);
       append_id(key, 'l', i);
     }
+    runs_total.fetch_add(1, std::memory_order_relaxed);
     auto& s = stats();
     s.materializations[static_cast<int>(reason)]++;
     s.graphs_run++;
@@ -185,7 +189,10 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
     graph.results.assign(live.begin(), live.end());
     graph.aliases = std::move(aliases_);
     auto self = shared_from_this();
-    graph.text = [self] { return self->text(self->live_values_); };
+    graph.text = [self] {
+      std::lock_guard<std::recursive_mutex> lock(fused_mutex());
+      return self->text(self->live_values_);
+    };
     graph_observer()(std::move(graph));
   }
 
@@ -379,6 +386,8 @@ void note_overwrite(int device, const DeviceBufferPtr& old, const DeviceBufferPt
   std::shared_ptr<DeferredGraph> graph = open_graph(device);
   if (graph && now->source().get() == graph.get()) graph->overwrite(old, now);
 }
+
+int64_t graphs_run_total() { return runs_total.load(); }
 
 void set_graph_observer(GraphObserver observer) {
   std::lock_guard<std::recursive_mutex> lock(fused_mutex());

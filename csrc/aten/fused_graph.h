@@ -92,6 +92,9 @@ struct RanGraph {
   std::function<std::string()> text;
 };
 
+// How many fused graphs have run in this process (never reset).
+int64_t graphs_run_total();
+
 // Called with each graph that runs from now on (null: stop). Graphs record
 // the origin of their parameters only while an observer is set.
 using GraphObserver = std::function<void(RanGraph)>;

@@ -5,7 +5,6 @@
 #include <c10/util/Exception.h>
 
 #include <atomic>
-#include <cstdio>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -112,13 +111,14 @@ struct CapturedGraph {
   };
   struct Output {
     int32_t same_tensor_as = -1;   // the very tensor of an earlier output
+    int32_t input_tensor = -1;     // the very tensor of an input
     int32_t input = -1;            // a view of this input's storage
     int32_t result = -1;           // a view of a new storage holding this result
     int32_t same_storage_as = -1;  // a view of an earlier output's new storage
     c10::ScalarType dtype = c10::kFloat;
     std::vector<int64_t> sizes, strides;
     int64_t offset = 0;
-    size_t storage_nbytes = 0;  // of a new storage (never written without a result)
+    size_t storage_nbytes = 0;  // of the new storage (result >= 0, or a storage never written)
   };
   struct Check {
     int32_t result;
@@ -183,13 +183,6 @@ std::string scalar_text(const ScalarInput& s) {
   return out.str();
 }
 
-int64_t total_materializations() {
-  const FusedStats stats = fused_stats();
-  int64_t total = 0;
-  for (int64_t n : stats.materializations) total += n;
-  return total;
-}
-
 void write_dims(std::ostringstream& out, c10::IntArrayRef dims) {
   out << '[';
   for (int64_t d : dims) out << d << ',';
@@ -222,22 +215,35 @@ GraphCapture::GraphCapture(const std::vector<at::Tensor>& inputs)
     in.storage_group = storages.emplace(storage_of(t), index).first->second;
     DeviceBufferPtr value = value_of(t);
     in.value_group = value ? values.emplace(value.get(), index).first->second : -1;
+    start_storages_.push_back(storage_of(t));
     start_values_.push_back(value.get());
     start_refs_.push_back(value);
     if (value) in.value_type = value->type();
     graph_->inputs.push_back(std::move(in));
   }
-  materializations_ = total_materializations();
-  std::lock_guard<std::mutex> lock(log_mutex());
-  if (active_log) {
-    failure_ = "another graph capture is running";
-    return;
+  graphs_run_ = graphs_run_total();
+  {
+    std::lock_guard<std::mutex> lock(log_mutex());
+    if (active_log) {
+      failure_ = "another graph capture is running";
+      transient_ = true;
+      return;
+    }
+    active_log = log_.get();  // claimed; the hooks log once `capturing` is set
   }
-  active_log = log_.get();
-  capturing.store(true, std::memory_order_release);
-  active_ = true;
   CaptureLog* log = log_.get();
-  set_graph_observer([log](RanGraph graph) { log->graphs.push_back(std::move(graph)); });
+  try {
+    // Graphs another thread runs meanwhile are not part of the call.
+    set_graph_observer([log](RanGraph graph) {
+      if (std::this_thread::get_id() == log->thread) log->graphs.push_back(std::move(graph));
+    });
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(log_mutex());
+    active_log = nullptr;
+    throw;
+  }
+  active_ = true;
+  capturing.store(true, std::memory_order_release);
 }
 
 GraphCapture::~GraphCapture() { stop(); }
@@ -245,10 +251,12 @@ GraphCapture::~GraphCapture() { stop(); }
 void GraphCapture::stop() {
   if (!active_) return;
   active_ = false;
+  {
+    std::lock_guard<std::mutex> lock(log_mutex());
+    capturing.store(false, std::memory_order_release);
+    active_log = nullptr;
+  }
   set_graph_observer(nullptr);
-  std::lock_guard<std::mutex> lock(log_mutex());
-  active_log = nullptr;
-  capturing.store(false, std::memory_order_release);
 }
 
 void GraphCapture::abandon() {
@@ -257,18 +265,29 @@ void GraphCapture::abandon() {
 }
 
 void GraphCapture::finish(const std::vector<at::Tensor>& outputs) {
-  finished_ = true;
   if (!active_) {
     if (failure_.empty()) failure_ = "the capture was not running";
+    finished_ = true;
     return;
   }
-  if (total_materializations() != materializations_) {
-    failure_ = "a fused graph ran before the call's end (a sync point inside the graph)";
+  if (graphs_run_total() != graphs_run_) {
+    // Perhaps another thread's graph; perhaps an op of the call that cannot
+    // be deferred, which the next capture will meet again.
+    failure_ = "a fused graph ran before the call's end (a sync point inside the graph, or another thread)";
+    transient_ = true;
   }
   materialize_all(MaterializeReason::kExplicit);
   stop();
+  finished_ = true;
   if (failure_.empty() && log_->host_reads) failure_ = "the call copied a device value to the host";
-  if (failure_.empty()) analyse(outputs);
+  if (failure_.empty()) {
+    try {
+      analyse(outputs);
+    } catch (const std::exception& e) {
+      // The call itself succeeded; only its replay is off.
+      failure_ = std::string("the capture failed: ") + e.what();
+    }
+  }
   log_.reset();
   if (!failure_.empty()) graph_.reset();
 }
@@ -287,9 +306,20 @@ void GraphCapture::analyse(const std::vector<at::Tensor>& outputs) {
                 " programs, not one (an op that cannot be deferred, or the fused graph size limit)");
   }
 
-  // Inputs by storage and by device value, as they were when the call began.
+  // The inputs keep their storages and layouts (no set_, no in-place
+  // transpose): a replay only writes storages.
   std::unordered_map<const c10::StorageImpl*, int32_t> input_storages;
-  for (size_t i = 0; i < inputs_.size(); ++i) input_storages.emplace(storage_of(inputs_[i]), static_cast<int32_t>(i));
+  std::unordered_map<const c10::TensorImpl*, int32_t> input_tensors;
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const at::Tensor& t = inputs_[i];
+    const Captured::Input& in = g.inputs[i];
+    if (storage_of(t) != start_storages_[i] || t.sizes() != c10::IntArrayRef(in.sizes) ||
+        t.strides() != c10::IntArrayRef(in.strides) || t.storage_offset() != in.offset) {
+      return fail("input " + std::to_string(i) + " was given another storage or layout by the call");
+    }
+    input_storages.emplace(storage_of(t), static_cast<int32_t>(i));
+    input_tensors.emplace(t.unsafeGetTensorImpl(), static_cast<int32_t>(i));
+  }
 
   // Where the program's arguments came from, and where its results went.
   std::unordered_map<const DeviceBuffer*, int32_t> results;
@@ -402,6 +432,12 @@ void GraphCapture::analyse(const std::vector<at::Tensor>& outputs) {
       g.outputs.push_back(std::move(o));
       continue;
     }
+    auto input_tensor = input_tensors.find(t.unsafeGetTensorImpl());
+    if (input_tensor != input_tensors.end()) {
+      o.input_tensor = input_tensor->second;
+      g.outputs.push_back(std::move(o));
+      continue;
+    }
     o.dtype = t.scalar_type();
     o.sizes = t.sizes().vec();
     o.strides = t.strides().vec();
@@ -452,7 +488,8 @@ void GraphCapture::analyse(const std::vector<at::Tensor>& outputs) {
   for (const Captured::Update& u : g.updates) out << 'u' << u.input << ',' << u.result << ';';
   for (const Captured::Donation& d : g.donations) out << 'D' << d.arg << ',' << d.input << ';';
   for (const Captured::Output& o : g.outputs) {
-    out << 'o' << o.same_tensor_as << ',' << o.input << ',' << o.result << ',' << o.same_storage_as << ','
+    out << 'o' << o.same_tensor_as << ',' << o.input_tensor << ',' << o.input << ',' << o.result << ','
+        << o.same_storage_as << ','
         << static_cast<int>(o.dtype) << ',' << o.offset << ',' << o.storage_nbytes;
     write_dims(out, o.sizes);
     write_dims(out, o.strides);
@@ -548,7 +585,6 @@ std::optional<std::vector<at::Tensor>> ReplayPlan::replay(const std::vector<at::
     // Donated memory belongs to the results now: the old values go before
     // the results are counted.
     for (int32_t input : donated) storage_value(*storages[input]).set_value(nullptr);
-    held.clear();
     results.reserve(launched.size());
     for (size_t r = 0; r < launched.size(); ++r) {
       results.push_back(std::make_shared<DeviceBuffer>(std::move(launched[r]), std::move(types[r]), g.device));
@@ -567,8 +603,14 @@ std::optional<std::vector<at::Tensor>> ReplayPlan::replay(const std::vector<at::
   for (const Captured::Output& o : g.outputs) {
     if (o.same_tensor_as >= 0) {
       outputs.push_back(outputs[o.same_tensor_as]);
+    } else if (o.input_tensor >= 0) {
+      outputs.push_back(inputs[o.input_tensor]);
     } else if (o.input >= 0) {
-      outputs.push_back(tensor_on(inputs[o.input].storage(), o));
+      // A view of an input shares its version counter, as the op that made
+      // it did (autograd checks saved tensors with it).
+      const at::Tensor& base = inputs[o.input];
+      outputs.push_back(base.scalar_type() == o.dtype ? base.as_strided(o.sizes, o.strides, o.offset)
+                                                      : tensor_on(base.storage(), o));
     } else if (o.same_storage_as >= 0) {
       outputs.push_back(tensor_on(outputs[o.same_storage_as].storage(), o));
     } else {

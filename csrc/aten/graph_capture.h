@@ -62,6 +62,9 @@ class GraphCapture {
 
   // Why the call cannot be replayed; empty when it can.
   const std::string& failure() const { return failure_; }
+  // The failure may not recur on another call (another thread's work got
+  // in the way).
+  bool transient() const { return transient_; }
   // Everything a replay depends on, to compare two calls.
   const std::string& signature() const { return signature_; }
   // The replay plan (only once finished, when failure() is empty).
@@ -72,14 +75,18 @@ class GraphCapture {
   void analyse(const std::vector<at::Tensor>& outputs);
 
   std::vector<at::Tensor> inputs_;
-  // The inputs' device values when the call began; the weak references
-  // keep their addresses from being reused while they are compared.
+  // The inputs' storages and device values when the call began. The weak
+  // references keep the values' addresses from being reused while they are
+  // compared (DeviceBuffers come from make_shared: the control block and
+  // the object are one allocation, alive while a weak reference is).
+  std::vector<const c10::StorageImpl*> start_storages_;
   std::vector<const runtime::DeviceBuffer*> start_values_;
   std::vector<std::weak_ptr<runtime::DeviceBuffer>> start_refs_;
-  int64_t materializations_ = 0;  // fused graphs run before the call began
+  int64_t graphs_run_ = 0;  // fused graphs run before the call began
   std::unique_ptr<CaptureLog> log_;
   bool active_ = false;
   bool finished_ = false;
+  bool transient_ = false;
   std::string failure_;
   std::string signature_;
   std::shared_ptr<CapturedGraph> graph_;

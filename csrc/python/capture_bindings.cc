@@ -21,6 +21,7 @@ void bind_capture(py::module_& m) {
       .def("finish", &aten::GraphCapture::finish, py::arg("outputs"), py::call_guard<py::gil_scoped_release>())
       .def("abandon", &aten::GraphCapture::abandon)
       .def_property_readonly("failure", &aten::GraphCapture::failure)
+      .def_property_readonly("transient", &aten::GraphCapture::transient)
       .def_property_readonly("signature", [](const aten::GraphCapture& g) { return py::bytes(g.signature()); })
       .def("plan", &aten::GraphCapture::plan);
 }

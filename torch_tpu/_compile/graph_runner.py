@@ -51,19 +51,19 @@ class _Replayer:
             return False
         return True
 
-    def observe(self, capture, constants: list) -> None:
-        if capture.failure:
+    def observe(self, capture, template: list) -> None:
+        if capture.failure and not capture.transient:
             self._give_up(capture.failure)
             return
-        signature = (capture.signature, constants)
-        if signature == self.signature:
+        signature = (capture.signature, template)
+        if not capture.failure and signature == self.signature:
             self.plan = capture.plan()
             log.debug("%s: replaying its program from now on", self.name)
             return
-        self.signature = signature
+        self.signature = None if capture.failure else signature
         self.captures_left -= 1
         if self.captures_left == 0:
-            self._give_up("its calls did not capture the same program twice")
+            self._give_up(capture.failure or "its calls did not capture the same program twice")
 
     def _give_up(self, why: str) -> None:
         self.failure = why
@@ -94,6 +94,13 @@ def _fill(template: list, tensors: list) -> list:
     return [None if slot is _NONE else next(it) for slot in template]
 
 
+def _attr(gm: torch.fx.GraphModule, target: str) -> Any:
+    obj = gm
+    for name in target.split("."):
+        obj = getattr(obj, name, None)
+    return obj
+
+
 def make_runner(gm: torch.fx.GraphModule, fuse: bool, replay: bool = True) -> Callable[[list], Any]:
     """The compiled function AOTAutograd calls, in its boxed convention (one
     list of inputs)."""
@@ -102,6 +109,11 @@ def make_runner(gm: torch.fx.GraphModule, fuse: bool, replay: bool = True) -> Ca
     layouts = strides.traced_layouts(gm)
     replayer = _Replayer(f"graph of {len(gm.graph.nodes)} nodes") if fuse and replay else None
     template: list = []
+    # Tensors the graph holds itself (get_attr): captured and checked like
+    # inputs, so a program argument is never mistaken for one of them.
+    # (CPU ones are literals the ops read as scalars.)
+    constants = [t for t in (_attr(gm, n.target) for n in gm.graph.nodes if n.op == "get_attr")
+                 if isinstance(t, torch.Tensor) and t.device.type == "tpu"]
 
     def record(args: list) -> Any:
         with torch_tpu.eager_mode("fused"):
@@ -111,7 +123,7 @@ def make_runner(gm: torch.fx.GraphModule, fuse: bool, replay: bool = True) -> Ca
 
     def record_and_capture(args: list) -> Any:
         nonlocal template
-        capture = _C.capture.GraphCapture(args)
+        capture = _C.capture.GraphCapture(list(args) + constants)
         try:
             with torch_tpu.eager_mode("fused"):
                 outputs = strides.restore_layouts(gm(*args), layouts)
@@ -133,7 +145,7 @@ def make_runner(gm: torch.fx.GraphModule, fuse: bool, replay: bool = True) -> Ca
         if replayer is None:
             return record(args)
         if replayer.plan is not None:
-            tensors = replayer.plan.replay(args)
+            tensors = replayer.plan.replay(list(args) + constants if constants else args)
             if tensors is not None:
                 return _fill(template, tensors)
             return record(args)
