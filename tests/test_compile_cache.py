@@ -120,6 +120,15 @@ def test_disk_tier_survives_a_process_restart(tmp_path):
     assert second["out"] == [0.0, 3.0, 6.0, 9.0]
 
 
+def test_other_xla_flags_do_not_reuse_an_executable(tmp_path):
+    # A flag that changes nothing but the process's XLA options.
+    run_child(tmp_path, 4.0)
+    flagged, _ = run_child(tmp_path, 4.0, {"XLA_FLAGS": "--xla_cpu_enable_fast_min_max=false"})
+    assert flagged["stats"]["compiles"] == 1 and flagged["stats"]["disk_hits"] == 0
+    again, _ = run_child(tmp_path, 4.0, {"XLA_FLAGS": "--xla_cpu_enable_fast_min_max=false"})
+    assert again["stats"]["disk_hits"] == 1
+
+
 def test_disk_entries_are_owner_only(tmp_path):
     run_child(tmp_path, 5.0)
     entries = [os.path.join(d, f) for d, _, fs in os.walk(tmp_path) for f in fs]

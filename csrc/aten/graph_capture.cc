@@ -585,10 +585,7 @@ std::optional<std::vector<at::Tensor>> ReplayPlan::replay(const std::vector<at::
     // Donated memory belongs to the results now: the old values go before
     // the results are counted.
     for (int32_t input : donated) storage_value(*storages[input]).set_value(nullptr);
-    results.reserve(launched.size());
-    for (size_t r = 0; r < launched.size(); ++r) {
-      results.push_back(std::make_shared<DeviceBuffer>(std::move(launched[r]), std::move(types[r]), g.device));
-    }
+    results = device_buffers(std::move(launched), std::move(types), g.device);
   }
   held.clear();
   count_graph_replayed();

@@ -292,12 +292,7 @@ std::vector<DeviceBufferPtr> run_now(const OpCall& call, Prepared& p, size_t n_t
     p.operands[n_inputs + target].buffer.reset();
     release_donated(target);
   }
-  std::vector<DeviceBufferPtr> outputs;
-  outputs.reserve(results.size());
-  for (size_t i = 0; i < results.size(); ++i) {
-    outputs.push_back(std::make_shared<DeviceBuffer>(std::move(results[i]), std::move(types[i]), p.device.index()));
-  }
-  return outputs;
+  return device_buffers(std::move(results), std::move(types), p.device.index());
 }
 
 // Records the op into the device's deferred graph (fused eager) and returns
@@ -377,12 +372,18 @@ std::vector<DeviceBufferPtr> run_program(const std::string& key, const char* op,
                                          const std::vector<pjrt::c::Buffer*>& args, int device) {
   std::vector<hlo::TensorType> types;
   std::vector<pjrt::Buffer> results = launch_program(key, op, build, args, device, &types);
-  std::vector<DeviceBufferPtr> outputs;
-  outputs.reserve(results.size());
+  return device_buffers(std::move(results), std::move(types), device);
+}
+
+std::vector<DeviceBufferPtr> device_buffers(std::vector<pjrt::Buffer> results, std::vector<hlo::TensorType> types,
+                                            int device) {
+  TORCH_INTERNAL_ASSERT(results.size() == types.size());
+  std::vector<DeviceBufferPtr> buffers;
+  buffers.reserve(results.size());
   for (size_t i = 0; i < results.size(); ++i) {
-    outputs.push_back(std::make_shared<DeviceBuffer>(std::move(results[i]), std::move(types[i]), device));
+    buffers.push_back(std::make_shared<DeviceBuffer>(std::move(results[i]), std::move(types[i]), device));
   }
-  return outputs;
+  return buffers;
 }
 
 c10::Device common_device(const std::vector<TensorArg>& tensors, const char* op) {

@@ -91,6 +91,10 @@ std::vector<pjrt::Buffer> launch_program(const std::string& key, const char* op,
                                          const std::vector<pjrt::c::Buffer*>& args, int device,
                                          std::vector<hlo::TensorType>* types = nullptr);
 
+// A launch's PJRT results as device buffers of the given types.
+std::vector<runtime::DeviceBufferPtr> device_buffers(std::vector<pjrt::Buffer> results,
+                                                     std::vector<hlo::TensorType> types, int device);
+
 // The tensor's value as a dense buffer of its own shape and dtype (a
 // program materializes a view; a plain tensor costs nothing).
 runtime::DeviceBufferPtr dense_value(const at::Tensor& t, const char* op);

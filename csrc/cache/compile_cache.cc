@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <utility>
@@ -69,6 +70,14 @@ std::string plugin_identity(const pjrt::Client& client) {
         std::to_string(client.plugin().api_minor());
   id += "\ndevice_kind=" +
         (client.devices().empty() ? std::string("none") : client.devices()[0].kind);
+  // XLA's own option variables (the platform's, not ours) change what the
+  // compiler builds, as libtpu's do on a TPU: an executable compiled under
+  // other flags is not reused.
+  for (const char* variable : {"XLA_FLAGS", "LIBTPU_INIT_ARGS"}) {
+    if (const char* value = std::getenv(variable); value && *value) {
+      id += std::string("\n") + variable + "=" + value;
+    }
+  }
   return id;
 }
 
