@@ -71,7 +71,7 @@ def test_replay_writes_input_updates_and_donates_the_old_buffer():
             # The update reused the parameter's memory: only the 0-dim sum is new.
             torch.tpu.synchronize()
             assert torch.tpu.memory_allocated() - before <= 64
-    assert run.replayer.plan is not None
+    assert run.replayer.plans
 
 
 def test_a_clone_sharing_the_updated_buffer_keeps_its_value():
@@ -83,7 +83,7 @@ def test_a_clone_sharing_the_updated_buffer_keeps_its_value():
     p = torch.zeros(8, device=TPU)
     for _ in range(3):
         run([p])
-    assert run.replayer.plan is not None
+    assert run.replayer.plans
     snapshot = p.clone()  # shares p's device value until one is written
     (doubled,) = run([p])
     torch.testing.assert_close(snapshot.cpu(), torch.full((8,), 3.0))
@@ -99,7 +99,7 @@ def test_inputs_that_do_not_fit_the_capture_are_recorded():
     a, b = torch.arange(6.0, device=TPU), torch.ones(6, device=TPU)
     for _ in range(3):
         run([a, b])
-    assert run.replayer.plan is not None
+    assert run.replayer.plans
     before = replayed()
     # the same tensor twice: one buffer where the capture had two
     (out,) = run([a, a])
@@ -123,7 +123,7 @@ def test_outputs_keep_views_aliases_and_nones():
     x = torch.arange(6.0).reshape(2, 3)
     for _ in range(4):
         y, yt, xt, none = run([x.to(TPU)])
-    assert run.replayer.plan is not None
+    assert run.replayer.plans
     assert none is None
     assert yt.stride() == (1, 3) and y.untyped_storage().data_ptr() == yt.untyped_storage().data_ptr()
     torch.testing.assert_close(yt.cpu(), (x * 3).t())
@@ -212,7 +212,7 @@ def test_outputs_that_are_inputs_or_their_views_stay_tied_to_them():
     x = torch.arange(6.0, device=TPU).reshape(2, 3)
     for _ in range(3):
         same, view, _ = run([x])
-    assert run.replayer.plan is not None
+    assert run.replayer.plans
     assert same is x
     x.add_(1)  # autograd's check of saved tensors relies on the shared counter
     assert view._version == x._version
@@ -243,4 +243,16 @@ def test_graph_constants_are_told_apart_from_inputs_sharing_their_value():
         (out,) = run([x])
         expected = expected + 1
         torch.testing.assert_close(out.cpu(), expected + torch.arange(4.0))
-    assert run.replayer.plan is not None
+    assert run.replayer.plans
+
+
+def test_symbolic_graphs_get_a_plan_per_size():
+    f = torch.compile(lambda x: x * 2 + x.sum(), backend="tpu")
+    before = replayed()
+    for n in [3, 5] * 5:
+        x = torch.arange(float(n))
+        torch._dynamo.mark_dynamic(x, 0)
+        torch.testing.assert_close(f(x.to(TPU)).cpu(), x * 2 + x.sum())
+    # The symbolic graph's calls with each size: two captures, then
+    # replays (Dynamo may run the first call through a static graph).
+    assert replayed() - before >= 4

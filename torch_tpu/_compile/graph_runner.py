@@ -31,67 +31,93 @@ log = logging.getLogger(__name__)
 
 # Calls captured before giving up on replaying a graph whose captures differ.
 _CAPTURES = 3
+# Plans kept per graph: one per set of sizes a symbolic graph is called with.
+_MAX_PLANS = 16
+
+_SCALARS = (int, float, bool)
 
 
 class _Replayer:
-    """Captures a graph's calls until two agree, then replays them."""
+    """Captures a graph's calls until two agree, then replays them. A graph
+    with symbolic sizes takes them as int arguments: each set of values gets
+    its own captures and plan (the program has static shapes)."""
 
     def __init__(self, name: str):
         self.name = name
-        self.plan = None
-        self.signature = None
-        self.captures_left = _CAPTURES
+        self.plans: dict[tuple, Any] = {}
+        self.pending: dict[tuple, _Captures] = {}
         self.failure = None  # why the graph is recorded on every call
 
-    def wants_capture(self, args: list) -> bool:
-        if self.plan is not None or self.failure is not None:
-            return False
-        if not all(isinstance(a, torch.Tensor) and a.device.type == "tpu" for a in args):
-            self._give_up("an input is not a tpu tensor (a CPU tensor, or a symbolic size)")
-            return False
-        return True
+    def plan_for(self, key: tuple):
+        return self.plans.get(key)
 
-    def observe(self, capture, template: list) -> None:
+    def wants_capture(self, args: list, key: tuple) -> bool:
+        if self.failure is not None:
+            return False
+        if not all(isinstance(a, _SCALARS) or (isinstance(a, torch.Tensor) and a.device.type == "tpu")
+                   for a in args):
+            self._give_up("an input is not a tpu tensor or a size")
+            return False
+        if key not in self.pending and len(self.plans) + len(self.pending) >= _MAX_PLANS:
+            return False  # sizes seen too many: record the rare ones
+        return not self.pending.setdefault(key, _Captures()).done
+
+    def observe(self, key: tuple, capture, template: list) -> None:
+        captures = self.pending[key]
         if capture.failure and not capture.transient:
             self._give_up(capture.failure)
             return
         signature = (capture.signature, template)
-        if not capture.failure and signature == self.signature:
-            self.plan = capture.plan()
-            log.debug("%s: replaying its program from now on", self.name)
+        if not capture.failure and signature == captures.signature:
+            self.plans[key] = capture.plan()
+            del self.pending[key]
+            log.debug("%s: replaying its program from now on%s", self.name, f" for sizes {key}" if key else "")
             return
-        self.signature = None if capture.failure else signature
-        self.captures_left -= 1
-        if self.captures_left == 0:
-            self._give_up(capture.failure or "its calls did not capture the same program twice")
+        captures.signature = None if capture.failure else signature
+        captures.left -= 1
+        if captures.left == 0:
+            captures.done = True
+            log.debug("%s is recorded on every call%s: %s", self.name, f" for sizes {key}" if key else "",
+                      capture.failure or "its calls did not capture the same program twice")
 
     def _give_up(self, why: str) -> None:
         self.failure = why
+        self.plans.clear()
+        self.pending.clear()
         log.debug("%s is recorded on every call: %s", self.name, why)
 
 
-def _split_outputs(outputs: Any) -> tuple[list, list] | None:
-    """The tensor outputs, and a template of the others (None where a tensor
-    goes); None when an output is neither a tensor nor None (a size, a value
-    read from the device), which replay could not reproduce."""
+class _Captures:
+    """The captures of one graph at one set of sizes."""
+
+    def __init__(self):
+        self.signature = None
+        self.left = _CAPTURES
+        self.done = False  # gave up
+
+
+def _split_outputs(outputs: Any) -> tuple[list, list]:
+    """The tensor outputs, and a template of the call's outputs with the
+    others in place (sizes, None) and _TENSOR where a tensor goes. Replay
+    reuses the template: a capture fails when a value comes from the device
+    (a copy to the host), so the other outputs are fixed by the graph and
+    the sizes it was called with."""
     tensors, template = [], []
     for out in outputs:
         if isinstance(out, torch.Tensor):
             tensors.append(out)
-            template.append(None)
-        elif out is None:
-            template.append(_NONE)
+            template.append(_TENSOR)
         else:
-            return None
+            template.append(out)
     return tensors, template
 
 
-_NONE = object()  # a None output, in a template
+_TENSOR = object()  # where a tensor output goes, in a template
 
 
 def _fill(template: list, tensors: list) -> list:
     it = iter(tensors)
-    return [None if slot is _NONE else next(it) for slot in template]
+    return [next(it) if slot is _TENSOR else slot for slot in template]
 
 
 def _attr(gm: torch.fx.GraphModule, target: str) -> Any:
@@ -101,6 +127,10 @@ def _attr(gm: torch.fx.GraphModule, target: str) -> Any:
     return obj
 
 
+def _tensors(args: list) -> list:
+    return [a for a in args if isinstance(a, torch.Tensor)]
+
+
 def make_runner(gm: torch.fx.GraphModule, fuse: bool, replay: bool = True) -> Callable[[list], Any]:
     """The compiled function AOTAutograd calls, in its boxed convention (one
     list of inputs)."""
@@ -108,7 +138,7 @@ def make_runner(gm: torch.fx.GraphModule, fuse: bool, replay: bool = True) -> Ca
     input_updates.batch_input_copies(gm)
     layouts = strides.traced_layouts(gm)
     replayer = _Replayer(f"graph of {len(gm.graph.nodes)} nodes") if fuse and replay else None
-    template: list = []
+    templates: dict[tuple, list] = {}  # the outputs of each planned key
     # Tensors the graph holds itself (get_attr): captured and checked like
     # inputs, so a program argument is never mistaken for one of them.
     # (CPU ones are literals the ops read as scalars.)
@@ -121,22 +151,21 @@ def make_runner(gm: torch.fx.GraphModule, fuse: bool, replay: bool = True) -> Ca
             torch_tpu.materialize()
         return outputs
 
-    def record_and_capture(args: list) -> Any:
-        nonlocal template
-        capture = _C.capture.GraphCapture(list(args) + constants)
+    def record_and_capture(args: list, key: tuple) -> Any:
+        capture = _C.capture.GraphCapture(_tensors(args) + constants)
         try:
             with torch_tpu.eager_mode("fused"):
                 outputs = strides.restore_layouts(gm(*args), layouts)
-                split = _split_outputs(outputs)
-                capture.finish(split[0] if split else [])
+                tensors, template = _split_outputs(outputs)
+                capture.finish(tensors)
         except BaseException:
             capture.abandon()
             raise
-        if split is None:
-            replayer._give_up("an output is neither a tensor nor None")
+        if all(o is _TENSOR or isinstance(o, (type(None),) + _SCALARS) for o in template):
+            templates[key] = template
+            replayer.observe(key, capture, template)
         else:
-            template = split[1]
-            replayer.observe(capture, template)
+            replayer._give_up("an output is neither a tensor, a size nor None")
         return outputs
 
     def run(args: list) -> Any:
@@ -144,13 +173,15 @@ def make_runner(gm: torch.fx.GraphModule, fuse: bool, replay: bool = True) -> Ca
             return strides.restore_layouts(gm(*args), layouts)
         if replayer is None:
             return record(args)
-        if replayer.plan is not None:
-            tensors = replayer.plan.replay(list(args) + constants if constants else args)
+        key = tuple(a for a in args if not isinstance(a, torch.Tensor))
+        plan = replayer.plan_for(key)
+        if plan is not None:
+            tensors = plan.replay(_tensors(args) + constants)
             if tensors is not None:
-                return _fill(template, tensors)
+                return _fill(templates[key], tensors)
             return record(args)
-        if replayer.wants_capture(args):
-            return record_and_capture(args)
+        if replayer.wants_capture(args, key):
+            return record_and_capture(args, key)
         return record(args)
 
     run._boxed_call = True  # type: ignore[attr-defined]
