@@ -312,17 +312,21 @@ def test_diagnostics_explain_a_recompile():
 
 def test_a_second_process_compiles_nothing(tmp_path):
     """The persistent cache: the same script in a new process loads every
-    program (strict ops and fused graphs) from disk."""
+    program (strict ops, fused graphs, torch.compile graphs) from disk."""
     script = textwrap.dedent("""
         import sys, torch, torch_tpu
         sys.path.insert(0, sys.argv[1])
         import mingpt
         from mingpt import GPTConfig
+        cfg = GPTConfig(vocab_size=32, block_size=16, n_layer=1, n_head=2, n_embd=32)
         for mode in ("strict", "fused"):
             with torch_tpu.eager_mode(mode):
-                step, _ = mingpt.make_step("tpu", GPTConfig(vocab_size=32, block_size=16, n_layer=1, n_head=2, n_embd=32), batch=4)
+                step, _ = mingpt.make_step("tpu", cfg, batch=4)
                 for i in range(3):
                     step(i).item()
+        step, _ = mingpt.make_step("tpu", cfg, batch=4, backend="tpu", whole_step=True)
+        for i in range(4):
+            step(i).item()
         s = torch_tpu.runtime.cache_stats()
         print(s["compiles"], s["disk_hits"])
     """)
