@@ -118,6 +118,20 @@ def test_example_forward_loss_gradients_match_eager(name):
     loss_of(compiled(*inputs)).backward()
     assert (graphs_compiled(), programs_compiled()) == (graphs, programs)
 
+    # From the third call on the graphs' captured programs are replayed
+    # (docs/compile.md): still the eager loss and gradients.
+    compiled(*inputs)
+    replayed = torch_tpu.fused_stats()["graphs_replayed"]
+    model.zero_grad()
+    compiled_model.zero_grad()
+    expected, actual = loss_of(model(*inputs)), loss_of(compiled(*inputs))
+    expected.backward()
+    actual.backward()
+    assert torch_tpu.fused_stats()["graphs_replayed"] - replayed >= 2  # forward and backward
+    assert_close(actual, expected)
+    for (pname, p), q in zip(model.named_parameters(), compiled_model.parameters()):
+        assert_close(q.grad, p.grad, rtol=1e-4, atol=1e-5)
+
 
 class BNDropNet(nn.Module):
     """BatchNorm (running statistics) and dropout (the device generator)."""

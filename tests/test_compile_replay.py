@@ -256,3 +256,15 @@ def test_symbolic_graphs_get_a_plan_per_size():
     # The symbolic graph's calls with each size: two captures, then
     # replays (Dynamo may run the first call through a static graph).
     assert replayed() - before >= 4
+
+
+def test_replay_under_fused_eager_reads_pending_inputs():
+    f = torch.compile(lambda x, y: (x @ y).relu() + 1, backend="tpu")
+    a, b = torch.randn(4, 4), torch.randn(4, 4)
+    before = replayed()
+    with torch_tpu.eager_mode("fused"):
+        for i in range(4):
+            x = a.to(TPU) * (i + 1)  # pending in the fused graph
+            out = f(x, b.to(TPU)) * 2
+            torch.testing.assert_close(out.cpu(), ((a * (i + 1)) @ b).relu().add(1) * 2, rtol=1e-5, atol=1e-5)
+    assert replayed() - before == 2
