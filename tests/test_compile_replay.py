@@ -268,3 +268,14 @@ def test_replay_under_fused_eager_reads_pending_inputs():
             out = f(x, b.to(TPU)) * 2
             torch.testing.assert_close(out.cpu(), ((a * (i + 1)) @ b).relu().add(1) * 2, rtol=1e-5, atol=1e-5)
     assert replayed() - before == 2
+
+
+def test_replay_after_the_compile_cache_forgot_the_program():
+    f = torch.compile(lambda x: x.exp() * 3, backend="tpu")
+    x = torch.randn(5, device=TPU)
+    for _ in range(3):
+        f(x)
+    _C.runtime.clear_cache_memory()  # the plan rebuilds its program text for the cache
+    before = replayed()
+    torch.testing.assert_close(f(x).cpu(), x.cpu().exp() * 3)
+    assert replayed() == before + 1
