@@ -10,6 +10,7 @@
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "aten/allocator.h"
 #include "aten/device_scope.h"
@@ -94,6 +95,35 @@ struct Prepared {
   c10::Device device = c10::Device(c10::DeviceType::PrivateUse1, 0);
 };
 
+// A program binds each distinct buffer once: which operands share one is
+// part of the program (x + x reads one parameter, x + y two).
+void append_shared_buffers(std::string& key, const std::vector<Operand>& operands) {
+  auto note = [&](size_t i, size_t j) {
+    key.push_back('S');
+    key.append(std::to_string(i)).push_back(',');
+    key.append(std::to_string(j));
+  };
+  if (operands.size() <= 16) {
+    for (size_t i = 1; i < operands.size(); ++i) {
+      const DeviceBuffer* buffer = operands[i].buffer.get();
+      for (size_t j = 0; buffer && j < i; ++j) {
+        if (operands[j].buffer.get() == buffer) {
+          note(i, j);
+          break;
+        }
+      }
+    }
+    return;
+  }
+  std::unordered_map<const DeviceBuffer*, size_t> first;  // _foreach_ ops: hundreds of operands
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const DeviceBuffer* buffer = operands[i].buffer.get();
+    if (!buffer) continue;
+    auto [it, inserted] = first.emplace(buffer, i);
+    if (!inserted) note(i, it->second);
+  }
+}
+
 Prepared prepare(const OpCall& call) {
   Prepared p;
   p.device = common_device(call.tensors, call.name);
@@ -108,12 +138,31 @@ Prepared prepare(const OpCall& call) {
     append_key(p.key, p.operands.back());
   }
   for (const ScalarInput& s : call.scalars) p.key.push_back(static_cast<char>(s.type));
+  append_shared_buffers(p.key, p.operands);
   return p;
 }
 
-// Strict eager: every buffer a program reads is its next parameter.
-hlo::Value bind_parameter(hlo::Builder& b, const DeviceBufferPtr& buffer) {
-  return b.parameter(buffer->type());
+// The program's arguments in the order emit_op binds them (operands, then
+// scalars, then the storages of partial writes), each distinct buffer once;
+// null stands for a scalar.
+std::vector<const DeviceBuffer*> program_arguments(const Prepared& p, size_t n_targets, size_t n_scalars) {
+  const size_t n_inputs = p.operands.size() - n_targets;
+  std::vector<const DeviceBuffer*> args;
+  args.reserve(p.operands.size() + n_scalars);
+  std::unordered_set<const DeviceBuffer*> seen;  // _foreach_ ops: hundreds of operands
+  const bool many = p.operands.size() > 16;
+  auto add = [&](const DeviceBuffer* buffer) {
+    if (!buffer) return;
+    if (many ? seen.insert(buffer).second : std::find(args.begin(), args.end(), buffer) == args.end()) {
+      args.push_back(buffer);
+    }
+  };
+  for (size_t i = 0; i < n_inputs; ++i) add(p.operands[i].buffer.get());
+  args.resize(args.size() + n_scalars, nullptr);
+  for (size_t i = n_inputs; i < p.operands.size(); ++i) {
+    if (!p.operands[i].whole_storage) add(p.operands[i].buffer.get());
+  }
+  return args;
 }
 
 std::string hlo_error(const OpCall& call, const std::exception& e) {
@@ -192,40 +241,39 @@ std::vector<std::string> describe_op(const OpCall& call, const Prepared& p) {
 }
 
 // Strict eager donation: an in-place op whose program reads the
-// destination's buffer through exactly one argument gets that argument
-// aliased to the destination's new value, so PJRT can give the result the
-// input's memory (x.mul_(2) needs no second buffer). Decided from the call
+// destination's buffer (as an operand, or as the storage a partial write
+// updates: one argument either way) gets that argument aliased to the
+// destination's new value, so PJRT can give the result the input's memory
+// (x.mul_(2), x[1:].sub_(1) need no second buffer). Decided from the call
 // alone, so the key says it.
 struct Donation {
   size_t arg;     // the program argument holding the destination's buffer
   size_t target;  // the destination (its result has the same index)
 };
 
-std::vector<Donation> in_place_donations(const Prepared& p, size_t n_targets, size_t n_scalars) {
+// `args`: program_arguments of the call.
+std::vector<Donation> in_place_donations(const Prepared& p, size_t n_targets,
+                                         const std::vector<const DeviceBuffer*>& args) {
   std::vector<Donation> donations;
   if (n_targets == 0) return donations;
   const size_t n_inputs = p.operands.size() - n_targets;
-  // The program's arguments in the order emit_op binds them.
-  std::vector<const DeviceBuffer*> args;
-  for (size_t i = 0; i < n_inputs; ++i) {
-    if (p.operands[i].buffer) args.push_back(p.operands[i].buffer.get());
-  }
-  args.resize(args.size() + n_scalars, nullptr);
-  for (size_t i = n_inputs; i < p.operands.size(); ++i) {
-    const Operand& target = p.operands[i];
-    if (!target.whole_storage && target.buffer) args.push_back(target.buffer.get());
-  }
   for (size_t t = 0; t < n_targets; ++t) {
     const Operand& target = p.operands[n_inputs + t];
     const DeviceBuffer* buffer = target.buffer.get();
-    if (!buffer || std::count(args.begin(), args.end(), buffer) != 1) continue;
+    if (!buffer) continue;
+    // Another destination of the same call writes the same buffer.
+    bool shared = false;
+    for (size_t u = 0; u < n_targets; ++u) shared |= u != t && p.operands[n_inputs + u].buffer.get() == buffer;
+    if (shared) continue;
     // The new value must have the buffer's type: always for a partial
     // write (it is the storage), for a whole one when the tensor is the
     // buffer's own shape and dtype (not a reinterpreting view).
     if (target.whole_storage && !(buffer->type().dtype == target.dtype && buffer->type().dims == target.sizes)) {
       continue;
     }
-    donations.push_back({static_cast<size_t>(std::find(args.begin(), args.end(), buffer) - args.begin()), t});
+    const auto arg = std::find(args.begin(), args.end(), buffer);
+    if (arg == args.end()) continue;  // the program does not read it
+    donations.push_back({static_cast<size_t>(arg - args.begin()), t});
   }
   return donations;
 }
@@ -235,7 +283,9 @@ std::vector<Donation> in_place_donations(const Prepared& p, size_t n_targets, si
 // a donated buffer that is free to go is released through
 // `release_donated` before the results are counted, so the memory
 // statistics see it reused.
+// `arguments`: program_arguments of the call, when the caller has them.
 std::vector<DeviceBufferPtr> run_now(const OpCall& call, Prepared& p, size_t n_targets, const LoweringBody& body,
+                                     const std::vector<const DeviceBuffer*>* arguments = nullptr,
                                      const std::vector<Donation>& donations = {},
                                      c10::function_ref<void(size_t target)> release_donated = nullptr) {
   auto build = [&] {
@@ -243,7 +293,16 @@ std::vector<DeviceBufferPtr> run_now(const OpCall& call, Prepared& p, size_t n_t
     auto scalar_parameter = [](hlo::Builder& b, const ScalarInput& s) {
       return b.parameter(hlo::TensorType::scalar(s.type));
     };
-    std::vector<hlo::Value> results = emit_op(b, call, p, n_targets, body, bind_parameter, scalar_parameter);
+    // One parameter per distinct buffer, in program_arguments' order.
+    std::vector<std::pair<const DeviceBuffer*, hlo::Value>> bound;
+    auto bind_once = [&](hlo::Builder& b, const DeviceBufferPtr& buffer) {
+      for (const auto& [known, value] : bound) {
+        if (known == buffer.get()) return value;
+      }
+      bound.emplace_back(buffer.get(), b.parameter(buffer->type()));
+      return bound.back().second;
+    };
+    std::vector<hlo::Value> results = emit_op(b, call, p, n_targets, body, bind_once, scalar_parameter);
     for (const Donation& d : donations) {
       b.alias_parameter(static_cast<int64_t>(d.arg), static_cast<int64_t>(d.target));
     }
@@ -252,22 +311,20 @@ std::vector<DeviceBufferPtr> run_now(const OpCall& call, Prepared& p, size_t n_t
     dump_program(call.name, text);
     return text;
   };
-  // Arguments in the order emit_op binds them.
   const size_t n_inputs = p.operands.size() - n_targets;
   std::vector<pjrt::c::Buffer*> args;
-  args.reserve(p.operands.size() + call.scalars.size());
   std::vector<DeviceBufferPtr> scalars;
   scalars.reserve(call.scalars.size());
-  for (size_t i = 0; i < n_inputs; ++i) {
-    if (p.operands[i].buffer) args.push_back(p.operands[i].buffer->get());
-  }
-  for (const ScalarInput& s : call.scalars) {
-    scalars.push_back(scalar_cache().get(p.device.index(), s.type, s.value));
-    args.push_back(scalars.back()->get());
-  }
-  for (size_t i = n_inputs; i < p.operands.size(); ++i) {
-    const Operand& target = p.operands[i];
-    if (!target.whole_storage && target.buffer) args.push_back(target.buffer->get());
+  const std::vector<const DeviceBuffer*> computed =
+      arguments ? std::vector<const DeviceBuffer*>() : program_arguments(p, n_targets, call.scalars.size());
+  for (const DeviceBuffer* buffer : arguments ? *arguments : computed) {
+    if (buffer) {
+      args.push_back(buffer->get());
+    } else {
+      const ScalarInput& s = call.scalars[scalars.size()];
+      scalars.push_back(scalar_cache().get(p.device.index(), s.type, s.value));
+      args.push_back(scalars.back()->get());
+    }
   }
   // A buffer is free to donate when only the destination's storage and
   // this call's operands hold it.
@@ -479,14 +536,15 @@ std::vector<at::Tensor> run_op_into(const OpCall& call, const LoweringBody& body
   if (eager_mode() == EagerMode::kFused) {
     outputs = defer(with_dsts, p, n, body);
   } else {
-    const std::vector<Donation> donations = in_place_donations(p, n, with_dsts.scalars.size());
+    const std::vector<const DeviceBuffer*> arguments = program_arguments(p, n, with_dsts.scalars.size());
+    const std::vector<Donation> donations = in_place_donations(p, n, arguments);
     for (const Donation& d : donations) {
       p.key.push_back('A');
       p.key.append(std::to_string(d.arg));
     }
     // A donated buffer leaves its storage before the results are counted.
     auto release = [&](size_t target) { storage_value(dsts[target].storage()).set_value(nullptr); };
-    outputs = run_now(with_dsts, p, n, body, donations, release);
+    outputs = run_now(with_dsts, p, n, body, &arguments, donations, release);
   }
   std::vector<at::Tensor> extras;
   for (size_t i = 0; i < outputs.size(); ++i) {
