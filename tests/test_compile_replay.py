@@ -279,3 +279,15 @@ def test_replay_after_the_compile_cache_forgot_the_program():
     before = replayed()
     torch.testing.assert_close(f(x).cpu(), x.cpu().exp() * 3)
     assert replayed() == before + 1
+
+
+def test_replay_status_says_which_graphs_replay_and_why_not():
+    f = torch.compile(lambda x, s: x * s + 1, backend="tpu")
+    g = torch.compile(lambda x: x.sin() * 2, backend="tpu")
+    x = torch.randn(3, device=TPU)
+    for _ in range(3):
+        f(x, torch.tensor(2.0))  # a CPU tensor input: recorded every call
+        g(x)
+    status = torch_tpu.diagnostics.replay_status()
+    assert any(s["plans"] == 1 and s["failure"] is None for s in status), status
+    assert any(s["failure"] and "not a tpu tensor" in s["failure"] for s in status), status

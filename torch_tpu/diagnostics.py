@@ -9,6 +9,9 @@
   another form, saying which part changed (an operand's shape, a view's
   geometry, an attribute, op N of a graph); ``recompile_explanations()``
   lists them.
+- ``replay_status()`` says, for each live ``torch.compile`` graph, whether
+  its calls are replayed from a captured program and, if not, why
+  (``docs/compile.md``, "Replay").
 """
 
 from __future__ import annotations
@@ -39,3 +42,13 @@ def recompile_explanations() -> list[str]:
 
 def clear_recompile_explanations() -> None:
     _C.aten.clear_recompile_explanations()
+
+
+def replay_status() -> list[dict]:
+    """One entry per live compiled graph (fused, replay on): ``graph`` (its
+    name), ``plans`` (sets of sizes replayed), ``capturing`` (sets of sizes
+    still being captured) and ``failure`` (why the graph is recorded on
+    every call, or None)."""
+    from torch_tpu._compile.graph_runner import replay_status as status
+
+    return status()

@@ -19,6 +19,7 @@ differently) is recorded as before.
 from __future__ import annotations
 
 import logging
+import weakref
 from typing import Any, Callable
 
 import torch
@@ -47,6 +48,7 @@ class _Replayer:
         self.plans: dict[tuple, Any] = {}
         self.pending: dict[tuple, _Captures] = {}
         self.failure = None  # why the graph is recorded on every call
+        _LIVE.add(self)
 
     def plan_for(self, key: tuple):
         return self.plans.get(key)
@@ -85,6 +87,15 @@ class _Replayer:
         self.plans.clear()
         self.pending.clear()
         log.debug("%s is recorded on every call: %s", self.name, why)
+
+
+_LIVE: "weakref.WeakSet[_Replayer]" = weakref.WeakSet()  # the live graphs' replayers
+
+
+def replay_status() -> list[dict]:
+    """torch_tpu.diagnostics.replay_status()."""
+    return [{"graph": r.name, "plans": len(r.plans), "capturing": sum(not c.done for c in r.pending.values()),
+             "failure": r.failure} for r in list(_LIVE)]
 
 
 class _Captures:
