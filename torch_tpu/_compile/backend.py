@@ -45,7 +45,7 @@ def tpu_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], *,
                 options: dict | None = None, mode: str | None = None) -> Any:
     """The Dynamo backend registered as "tpu". ``mode`` (torch.compile's
     "default", "reduce-overhead", ...) has no effect: every graph is
-    compiled the same way."""
+    compiled the same way, and replayed once captured (graph_runner)."""
     config = _check_options(options)
 
     def compile_graph(graph: torch.fx.GraphModule, inputs: Sequence[Any]) -> Any:
