@@ -36,7 +36,7 @@ def tolerances(dtype):
         return dict(rtol=1.6e-2, atol=1e-2)
     if dtype == torch.float16:
         return dict(rtol=1e-3, atol=1e-3)
-    if dtype == torch.float32:
+    if dtype in (torch.float32, torch.complex64):
         return dict(rtol=1.3e-6, atol=1e-5)
     if dtype in (torch.float64, torch.complex128):
         # A few ulps: PyTorch's own CPU kernels sum in another order on

@@ -24,6 +24,7 @@
 #include <ATen/ops/amin.h>
 #include <ATen/ops/any.h>
 #include <ATen/ops/arange.h>
+#include <ATen/ops/atan2.h>
 #include <ATen/ops/clone.h>
 #include <ATen/ops/constant_pad_nd.h>
 #include <ATen/ops/scatter.h>
@@ -31,6 +32,7 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/eq.h>
 #include <ATen/ops/full_like.h>
+#include <ATen/ops/imag.h>
 #include <ATen/ops/isnan.h>
 #include <ATen/ops/linalg_vector_norm.h>
 #include <ATen/ops/linspace.h>
@@ -40,6 +42,7 @@
 #include <ATen/ops/ne.h>
 #include <ATen/ops/ones_like.h>
 #include <ATen/ops/pow.h>
+#include <ATen/ops/real.h>
 #include <ATen/ops/scalar_tensor.h>
 #include <ATen/ops/scatter_reduce.h>
 #include <ATen/ops/sub.h>
@@ -239,7 +242,7 @@ Tensor tpu_unfold_backward(const Tensor& grad, c10::SymIntArrayRef input_sizes_s
 }
 
 Tensor tpu_angle(const Tensor& self) {
-  TORCH_CHECK_NOT_IMPLEMENTED(!self.is_complex(), "aten::angle: complex tensors are not supported on tpu yet");
+  if (self.is_complex()) return at::atan2(at::imag(self), at::real(self));
   const c10::ScalarType out = c10::isIntegralType(self.scalar_type(), true)
                                   ? c10::typeMetaToScalarType(c10::get_default_dtype())
                                   : self.scalar_type();

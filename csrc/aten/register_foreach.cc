@@ -757,6 +757,8 @@ struct VectorNorm {
   bool keepdim;
   ElementType out;
   std::vector<int64_t> shape;
+  // A complex input: the complex type its magnitudes are taken in.
+  std::optional<ElementType> complex;
 };
 
 VectorNorm vector_norm_call(const at::Tensor& self, const c10::Scalar& ord, at::OptionalIntArrayRef dim,
@@ -764,14 +766,18 @@ VectorNorm vector_norm_call(const at::Tensor& self, const c10::Scalar& ord, at::
   const char* name = "aten::linalg_vector_norm";
   TORCH_CHECK(c10::isFloatingType(self.scalar_type()) || c10::isComplexType(self.scalar_type()),
               "linalg.vector_norm: Expected a floating point or complex tensor as input. Got ", self.scalar_type());
-  TORCH_CHECK_NOT_IMPLEMENTED(!c10::isComplexType(self.scalar_type()),
-                              "linalg.vector_norm: complex tensors are not supported on tpu yet");
-  if (dtype) {
+  const bool complex = c10::isComplexType(self.scalar_type());
+  if (dtype && complex) {
+    TORCH_CHECK(c10::isComplexType(*dtype), "linalg.vector_norm: dtype should be complex for complex inputs, but got ",
+                *dtype);
+  } else if (dtype) {
     TORCH_CHECK(c10::isFloatingType(*dtype), "linalg.vector_norm: dtype should be floating point, got ", *dtype);
   }
   const double p = ord.toDouble();
-  VectorNorm v{OpCall{name, "", {self}, {}}, p, {}, keepdim, to_element_type(dtype.value_or(self.scalar_type()), name),
+  const ScalarType target = dtype.value_or(self.scalar_type());
+  VectorNorm v{OpCall{name, "", {self}, {}}, p, {}, keepdim, to_element_type(c10::toRealValueType(target), name), {},
                {}};
+  if (complex) v.complex = to_element_type(target, name);
   const int64_t rank = self.dim();
   std::vector<bool> reduced(static_cast<size_t>(rank), false);
   if (dim && !dim->empty()) {
@@ -800,15 +806,18 @@ VectorNorm vector_norm_call(const at::Tensor& self, const c10::Scalar& ord, at::
   std::memcpy(bits, &p, sizeof p);
   v.call.attributes.append(bits, sizeof bits);
   v.call.attributes.push_back(static_cast<char>(v.out));
+  v.call.attributes.push_back(v.complex ? static_cast<char>(*v.complex) : '-');
   v.call.attributes.push_back(keepdim ? 'k' : '-');
   for (int64_t d : v.dims) v.call.attributes.push_back(static_cast<char>(d));
   return v;
 }
 
 LoweringBody vector_norm_body(const VectorNorm& v) {
-  return [ord = v.ord, dims = v.dims, keepdim = v.keepdim, out = v.out](
+  return [ord = v.ord, dims = v.dims, keepdim = v.keepdim, out = v.out, complex = v.complex](
              hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
-    return std::vector<hlo::Value>{ops::lower_vector_norm(b, t[0], ord, dims, keepdim, out)};
+    // The norm of a complex vector is the norm of its magnitudes.
+    const hlo::Value x = complex ? b.abs(ops::convert_to(b, t[0], *complex)) : t[0];
+    return std::vector<hlo::Value>{ops::lower_vector_norm(b, x, ord, dims, keepdim, out)};
   };
 }
 
@@ -821,7 +830,7 @@ at::Tensor linalg_vector_norm(const at::Tensor& self, const c10::Scalar& ord, at
 at::Tensor& linalg_vector_norm_out(const at::Tensor& self, const c10::Scalar& ord, at::OptionalIntArrayRef dim,
                                    bool keepdim, std::optional<ScalarType> dtype, at::Tensor& out) {
   VectorNorm v = vector_norm_call(self, ord, dim, keepdim, dtype);
-  check_exact(dtype.value_or(self.scalar_type()), out);
+  check_exact(c10::toRealValueType(dtype.value_or(self.scalar_type())), out);
   at::native::resize_output(out, v.shape);
   run_op_into(v.call, vector_norm_body(v), out);
   return out;

@@ -84,7 +84,7 @@ const char* special_name(SpecialOp op) {
 
 // Integer and bool inputs compute in the default float dtype, like CPU.
 ScalarType float_result(ScalarType in, const char* op) {
-  reject_complex(in, op);
+  if (c10::isComplexType(in)) not_implemented_for(op, in);  // as CPU's kernels
   return c10::isIntegralType(in, true) ? default_float() : in;
 }
 
@@ -98,9 +98,17 @@ struct Unary {
 // only; their f16 / bf16 inputs raise the same NotImplementedError here.
 bool float_and_double_only(SpecialOp op) { return op >= SpecialOp::kModifiedBesselI0; }
 
+// The inverse trigonometric and hyperbolic functions, exp2 and sinc are
+// defined on complex numbers too (as on CPU; CHLO lowers the former for
+// complex operands).
+bool complex_ok(SpecialOp op) {
+  return (op >= SpecialOp::kAsin && op <= SpecialOp::kAtanh) || op == SpecialOp::kExp2 || op == SpecialOp::kSinc;
+}
+
 Unary special_call(SpecialOp op, const at::Tensor& self) {
   const char* name = special_name(op);
-  const ScalarType result = float_result(self.scalar_type(), name);
+  const bool complex = c10::isComplexType(self.scalar_type()) && complex_ok(op);
+  const ScalarType result = complex ? self.scalar_type() : float_result(self.scalar_type(), name);
   if (float_and_double_only(op) && (result == ScalarType::Half || result == ScalarType::BFloat16)) {
     const std::string kernel = std::string(name).substr(std::string("aten::special_").size()) + "_cpu";
     not_implemented_for(kernel.c_str(), result);

@@ -66,6 +66,7 @@ UnarySpec spec(UnaryOp op) {
     case UnaryOp::kTrunc: return {"aten::trunc", "trunc", Kind::kSame, false, true, true};
     case UnaryOp::kFrac: return {"aten::frac", "frac", Kind::kSame, false, false, true};
     case UnaryOp::kSign: return {"aten::sign", "sign", Kind::kSame, true, true, true};
+    case UnaryOp::kSgn: return {"aten::sgn", "sgn", Kind::kSame, true, true, true};
     case UnaryOp::kBitwiseNot: return {"aten::bitwise_not", "bitwise_not", Kind::kSame, true, true, false};
     case UnaryOp::kExp: return {"aten::exp", "exp", Kind::kFloat, true, true, true};
     case UnaryOp::kExpm1: return {"aten::expm1", "expm1", Kind::kFloat, true, true, true};
@@ -93,9 +94,34 @@ UnarySpec spec(UnaryOp op) {
   TORCH_INTERNAL_ASSERT(false, "unknown unary op");
 }
 
+// The result dtype of a complex input, or CPU's error for the ops PyTorch
+// does not define on complex numbers.
+ScalarType complex_result(UnaryOp op, const UnarySpec& s, ScalarType in) {
+  switch (op) {
+    case UnaryOp::kAbs: return c10::toRealValueType(in);
+    case UnaryOp::kSign:
+      TORCH_CHECK_NOT_IMPLEMENTED(false, "Unlike NumPy, torch.sign is not intended to support complex numbers. "
+                                         "Please use torch.sgn instead.");
+    case UnaryOp::kFloor:
+    case UnaryOp::kCeil:
+    case UnaryOp::kTrunc:
+      TORCH_CHECK_NOT_IMPLEMENTED(false, s.short_name, " is not supported for complex inputs");
+    case UnaryOp::kSignbit: TORCH_CHECK_NOT_IMPLEMENTED(false, "signbit is not implemented for complex tensors.");
+    case UnaryOp::kIsPosInf:
+    case UnaryOp::kIsNegInf: TORCH_CHECK(false, s.short_name, " does not support complex inputs.");
+    case UnaryOp::kRound:
+    case UnaryOp::kFrac:
+    case UnaryOp::kErf:
+    case UnaryOp::kErfinv:
+    case UnaryOp::kBitwiseNot: not_implemented_for(s.short_name, in);
+    default: break;
+  }
+  return s.kind == Kind::kPredicate ? ScalarType::Bool : in;
+}
+
 // The dtype of the result; raises CPU's error for unsupported input dtypes.
 ScalarType unary_result(UnaryOp op, const UnarySpec& s, ScalarType in) {
-  reject_complex(in, s.name);
+  if (c10::isComplexType(in)) return complex_result(op, s, in);
   if (op == UnaryOp::kNeg && in == ScalarType::Bool) {
     TORCH_CHECK(false, "Negation, the `-` operator, on a bool tensor is not supported. "
                        "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
@@ -125,9 +151,10 @@ LoweringBody unary_body(UnaryOp op, ElementType compute) {
 }
 
 // The dtype the lowering computes in: the result's, except for predicates
-// (which look at the input itself).
+// and complex inputs (which look at the input itself: abs of a complex value
+// is real).
 ScalarType compute_dtype(const UnarySpec& s, ScalarType in, ScalarType result) {
-  return (s.kind == Kind::kPredicate || s.kind == Kind::kBoolOut) ? in : result;
+  return (s.kind == Kind::kPredicate || s.kind == Kind::kBoolOut || c10::isComplexType(in)) ? in : result;
 }
 
 at::Tensor unary(UnaryOp op, const at::Tensor& self) {
@@ -140,8 +167,17 @@ at::Tensor unary(UnaryOp op, const at::Tensor& self) {
 at::Tensor& unary_into(UnaryOp op, const at::Tensor& self, at::Tensor& out, bool inplace) {
   const UnarySpec s = spec(op);
   const ScalarType result = unary_result(op, s, self.scalar_type());
+  TORCH_CHECK(!(inplace && result != self.scalar_type() && s.kind == Kind::kSame), "In-place ", s.short_name,
+              " is not supported for complex tensors.");
   switch (s.kind) {
-    case Kind::kSame: check_exact(result, out); break;
+    case Kind::kSame:
+      // abs of a complex value writes into a real or complex out=, as on CPU.
+      if (result != self.scalar_type()) {
+        check_castable(result, out);
+      } else {
+        check_exact(result, out);
+      }
+      break;
     case Kind::kFloat: check_castable(result, out); break;
     case Kind::kPredicate: break;
     case Kind::kBoolOut:
@@ -266,9 +302,13 @@ at::Tensor& nan_to_num_out(const at::Tensor& self, std::optional<double> n, std:
 // ---- pow ----------------------------------------------------------------------------
 
 void check_pow_dtype(ScalarType t) {
-  reject_complex(t, "aten::pow");
   if (t == ScalarType::Bool) not_implemented_for("pow", t);
 }
+
+// The dtype a runtime scalar operand of pow travels in: the result's, or
+// for a complex pow (whose scalar is real) its real type; the program
+// converts it.
+ScalarType pow_scalar_type(ScalarType result) { return c10::toRealValueType(result); }
 
 // pow(Tensor, Tensor); either may be a CPU 0-dim tensor.
 struct PowTensorCall {
@@ -325,7 +365,6 @@ struct PowScalarCall {
 
 PowScalarCall pow_scalar_call(const at::Tensor& self, const c10::Scalar& exponent) {
   PowScalarCall p;
-  reject_complex(self.scalar_type(), "aten::pow");
   TORCH_CHECK_NOT_IMPLEMENTED(!exponent.isComplex(), "aten::pow: complex exponents are not supported on tpu yet");
   p.result = at::result_type(self, exponent);
   const double e = exponent.toDouble();
@@ -341,8 +380,9 @@ PowScalarCall pow_scalar_call(const at::Tensor& self, const c10::Scalar& exponen
   } else {
     // The CPU kernel first converts the exponent to the result dtype: with an
     // overflow check for integers, rounding (to inf at worst) for floats.
-    p.call.scalars.push_back({to_element_type(p.result, "aten::pow"),
-                              c10::isFloatingType(p.result) ? cast_scalar(exponent, p.result) : exponent});
+    const ScalarType t = pow_scalar_type(p.result);
+    p.call.scalars.push_back(
+        {to_element_type(t, "aten::pow"), c10::isFloatingType(t) ? cast_scalar(exponent, t) : exponent});
   }
   return p;
 }
@@ -375,7 +415,8 @@ PowTensorCall pow_base_call(const c10::Scalar& base, const at::Tensor& exponent,
   PowTensorCall p;
   p.call.attributes = "B";
   p.result = result;
-  p.call.scalars.push_back({to_element_type(result, "aten::pow"), cast_scalar(base, result)});
+  const ScalarType t = pow_scalar_type(result);
+  p.call.scalars.push_back({to_element_type(t, "aten::pow"), cast_scalar(base, t)});
   p.base = {true, 0};
   p.exponent = add_arg(p.call, exponent, to_element_type(result, "aten::pow"));
   append_type(p.call.attributes, result);
@@ -428,7 +469,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   TORCH_TPU_UNARY("trunc", kTrunc)
   TORCH_TPU_UNARY("frac", kFrac)
   TORCH_TPU_UNARY("sign", kSign)
-  TORCH_TPU_UNARY("sgn", kSign)  // sign for real dtypes
+  TORCH_TPU_UNARY("sgn", kSgn)
   TORCH_TPU_UNARY("bitwise_not", kBitwiseNot)
   TORCH_TPU_UNARY("exp", kExp)
   TORCH_TPU_UNARY("expm1", kExpm1)

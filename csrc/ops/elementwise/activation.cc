@@ -100,13 +100,13 @@ hlo::Value lower_silu_backward(hlo::Builder& b, const hlo::Value& grad, const hl
 hlo::Value lower_sigmoid_backward(hlo::Builder& b, const hlo::Value& grad, const hlo::Value& output,
                                   ElementType out) {
   auto [g, y] = backward_operands(b, grad, output, out, "aten::sigmoid_backward");
-  return convert_to(b, b.multiply(b.multiply(g, b.subtract(splat_like(b, 1, y), y)), y), out);
+  return convert_to(b, b.multiply(g, conjugate(b, b.multiply(b.subtract(splat_like(b, 1, y), y), y))), out);
 }
 
 hlo::Value lower_tanh_backward(hlo::Builder& b, const hlo::Value& grad, const hlo::Value& output,
                                ElementType out) {
   auto [g, y] = backward_operands(b, grad, output, out, "aten::tanh_backward");
-  return convert_to(b, b.multiply(g, b.subtract(splat_like(b, 1, y), b.multiply(y, y))), out);
+  return convert_to(b, b.multiply(g, conjugate(b, b.subtract(splat_like(b, 1, y), b.multiply(y, y)))), out);
 }
 
 hlo::Value lower_leaky_relu(hlo::Builder& b, const hlo::Value& input, const hlo::Value& slope) {

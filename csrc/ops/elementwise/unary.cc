@@ -15,7 +15,28 @@ hlo::Value splat_like(hlo::Builder& b, double v, const hlo::Value& like) {
   return b.constant_splat(v, like.type());
 }
 
+hlo::Value conjugate(hlo::Builder& b, const hlo::Value& x) {
+  return is_complex(x.dtype()) ? b.complex(b.real(x), b.negate(b.imag(x))) : x;
+}
+
 namespace {
+
+// z / c for a real constant c, part by part: a complex division would turn
+// an infinite part into NaN (log(0) = -inf + 0i).
+hlo::Value divide_by_real(hlo::Builder& b, const hlo::Value& z, double c) {
+  if (!is_complex(z.dtype())) return b.divide(z, splat_like(b, c, z));
+  const hlo::Value re = b.real(z), im = b.imag(z);
+  return b.complex(b.divide(re, splat_like(b, c, re)), b.divide(im, splat_like(b, c, im)));
+}
+
+// |z| is infinite when either part is, even if the other is NaN (C's hypot).
+hlo::Value complex_abs(hlo::Builder& b, const hlo::Value& z) {
+  const hlo::Value r = b.abs(z);
+  const hlo::Value inf = splat_like(b, INFINITY, r);
+  const hlo::Value infinite_part =
+      b.or_(b.compare(b.abs(b.real(z)), inf, "EQ"), b.compare(b.abs(b.imag(z)), inf, "EQ"));
+  return b.select(infinite_part, inf, r);
+}
 
 hlo::Value all_false(hlo::Builder& b, const hlo::Value& x) {
   return b.constant_splat(0, hlo::TensorType(ElementType::kPred, x.dims()));
@@ -43,8 +64,8 @@ hlo::Value float_op(hlo::Builder& b, UnaryOp op, const hlo::Value& x) {
     case UnaryOp::kLog1p: return b.log_plus_one(x);
     // Dividing by the rounded constant (not multiplying by its reciprocal)
     // keeps exact powers of the base exact.
-    case UnaryOp::kLog2: return b.divide(b.log(x), splat_like(b, std::log(2.0), x));
-    case UnaryOp::kLog10: return b.divide(b.log(x), splat_like(b, std::log(10.0), x));
+    case UnaryOp::kLog2: return divide_by_real(b, b.log(x), std::log(2.0));
+    case UnaryOp::kLog10: return divide_by_real(b, b.log(x), std::log(10.0));
     case UnaryOp::kSqrt: return b.sqrt(x);
     case UnaryOp::kRsqrt: return b.rsqrt(x);
     case UnaryOp::kSin: return b.sine(x);
@@ -63,6 +84,10 @@ hlo::Value float_op(hlo::Builder& b, UnaryOp op, const hlo::Value& x) {
 hlo::Value predicate_op(hlo::Builder& b, UnaryOp op, const hlo::Value& x) {
   const ElementType t = x.dtype();
   const bool fp = is_floating(t);
+  // A complex value is NaN (or infinite) when either part is.
+  if (is_complex(t) && (op == UnaryOp::kIsNan || op == UnaryOp::kIsInf)) {
+    return b.or_(predicate_op(b, op, b.real(x)), predicate_op(b, op, b.imag(x)));
+  }
   switch (op) {
     case UnaryOp::kLogicalNot:
       return t == ElementType::kPred ? b.not_(x) : b.compare(x, splat_like(b, 0, x), "EQ");
@@ -94,7 +119,9 @@ hlo::Value lower_unary(hlo::Builder& b, UnaryOp op, const hlo::Value& input, Ele
   const bool fp = is_floating(t);
   switch (op) {
     case UnaryOp::kNeg: return b.negate(x);
-    case UnaryOp::kAbs: return (is_unsigned(t) || t == ElementType::kPred) ? x : b.abs(x);
+    case UnaryOp::kAbs:
+      if (is_complex(t)) return complex_abs(b, x);
+      return (is_unsigned(t) || t == ElementType::kPred) ? x : b.abs(x);
     case UnaryOp::kFloor: return fp ? b.floor(x) : x;
     case UnaryOp::kCeil: return fp ? b.ceil(x) : x;
     case UnaryOp::kRound: return fp ? b.round_nearest_even(x) : x;
@@ -105,6 +132,13 @@ hlo::Value lower_unary(hlo::Builder& b, UnaryOp op, const hlo::Value& input, Ele
       if (is_unsigned(t)) return b.convert(b.compare(x, splat_like(b, 0, x), "NE"), t);
       if (fp) return b.select(b.compare(x, x, "NE"), splat_like(b, 0, x), b.sign(x));
       return b.sign(x);
+    case UnaryOp::kSgn: {
+      if (!is_complex(t)) return lower_unary(b, UnaryOp::kSign, x, t);
+      const hlo::Value magnitude = complex_abs(b, x);
+      const hlo::Value zero = splat_like(b, 0, magnitude);
+      const hlo::Value unit = b.divide(x, b.complex(magnitude, zero));
+      return b.select(b.compare(magnitude, zero, "EQ"), splat_like(b, 0, x), unit);
+    }
     case UnaryOp::kBitwiseNot: return b.not_(x);
     case UnaryOp::kLogicalNot:
     case UnaryOp::kIsNan:

@@ -2,7 +2,9 @@
 // erf, bitwise_not, isnan, ...) and of pow. Each takes the operand's logical
 // value and the dtype PyTorch computes in (the glue decides it: integer
 // inputs of float ops promote to the default float dtype) and returns the
-// result in that dtype, or as i1 for the predicate ops.
+// result in that dtype, or as i1 for the predicate ops. Complex inputs
+// (the ops PyTorch defines for them) compute in their own type; abs of a
+// complex value is of the real type.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +23,7 @@ enum class UnaryOp : uint8_t {
   kTrunc,
   kFrac,
   kSign,  // sign(NaN) = 0, like PyTorch
+  kSgn,   // sign for real dtypes; x / |x| for complex (0 at 0)
   kBitwiseNot,
   // float ops (computed in at least f32, rounded back once)
   kExp,
@@ -75,5 +78,8 @@ hlo::Value lower_pow_special(hlo::Builder& b, const hlo::Value& x, double expone
 ElementType elementwise_compute_type(ElementType t);
 // A constant of x's type and shape.
 hlo::Value splat_like(hlo::Builder& b, double v, const hlo::Value& like);
+// x's complex conjugate; x itself for real types. (Backward formulas of
+// holomorphic functions multiply the gradient by the conjugate derivative.)
+hlo::Value conjugate(hlo::Builder& b, const hlo::Value& x);
 
 }  // namespace torch_tpu::ops

@@ -1,0 +1,152 @@
+"""Complex tensors through the elementwise math ops, pow and vector norms on
+tpu against CPU: values (zero, the axes, special values), result dtypes,
+in-place and out= forms, CPU's errors for the ops that have no complex
+meaning, and gradients through autograd."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from tpu_testing import assert_grad, assert_same, to_tpu
+
+NAN, INF = float("nan"), float("inf")
+COMPLEX = [torch.complex64, torch.complex128]
+
+
+def make(shape, dtype, seed=0):
+    """Random values with zero and points on both axes among them."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(shape, generator=g, dtype=dtype) * 1.5
+    flat = x.view(-1)
+    flat[0], flat[1], flat[2], flat[3] = 0, complex(2.5, 0), complex(0, -1.5), complex(-3, 0)
+    return x
+
+
+def special(dtype):
+    return torch.tensor([complex(NAN, 0), complex(0, NAN), complex(0, INF), complex(INF, 1), complex(-INF, NAN),
+                         complex(NAN, -INF), complex(1e30, 1e30), complex(-0.0, -0.0)], dtype=dtype)
+
+
+# Ops PyTorch defines on complex numbers (holomorphic ones and |z|, arg z).
+MATH = ["exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid",
+        "reciprocal", "neg", "abs", "sgn", "angle", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
+        "exp2", "sinc"]
+PREDICATES = ["isnan", "isinf", "isfinite", "logical_not"]
+
+
+@pytest.mark.parametrize("op", MATH)
+@pytest.mark.parametrize("dtype", COMPLEX, ids=str)
+def test_complex_math(op, dtype):
+    assert_same(getattr(torch, op), make((5, 7), dtype))
+
+
+# (Not exp and sqrt: XLA's complex exp and sqrt do not follow C99's annex G
+# for infinite parts, where exp(-inf + nan i) is 0 and sqrt(x + inf i) is
+# inf + inf i; they give NaN there.)
+@pytest.mark.parametrize("op", ["abs", "sgn", "angle", "log", "neg"] + PREDICATES)
+def test_complex_special_values(op):
+    # |z| is infinite when either part is, even with a NaN beside it (C's
+    # hypot); a NaN or infinite part makes the number NaN or infinite.
+    assert_same(getattr(torch, op), special(torch.complex64))
+
+
+@pytest.mark.parametrize("op", PREDICATES + ["abs", "angle"])
+def test_complex_predicates_and_real_results(op):
+    assert_same(getattr(torch, op), make((3, 4), torch.complex64, 1))
+
+
+def test_complex_views_zero_dim_empty():
+    x = make((6, 8), torch.complex64, 2)
+    assert_same(torch.exp, x.t()[::2, 1::3])
+    assert_same(torch.abs, x[2:, :3].conj())
+    assert_same(torch.sgn, torch.tensor(complex(3, -4)))
+    assert_same(torch.log, torch.empty(0, 3, dtype=torch.complex64))
+
+
+def test_complex_inplace_and_out():
+    x = make((3, 4), torch.complex64, 3)
+    assert_same(lambda t: t.clone().exp_(), x)
+    assert_same(lambda t: t.clone().sgn_(), x)
+    # abs writes into a real or a complex out=, as on CPU.
+    assert_same(lambda t: torch.abs(t, out=torch.empty(0, device=t.device)), x)
+    assert_same(lambda t: torch.abs(t, out=torch.empty(0, dtype=torch.complex64, device=t.device)), x)
+    assert_same(lambda t: torch.angle(t, out=torch.empty(0, device=t.device)), x)
+
+
+def test_complex_inplace_abs_and_real_out_are_refused():
+    x = to_tpu(make((4,), torch.complex64))
+    with pytest.raises(RuntimeError, match="In-place abs is not supported for complex tensors"):
+        x.abs_()
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        torch.exp(x, out=torch.empty(4, device="tpu"))
+
+
+@pytest.mark.parametrize("op, error, message", [
+    ("sign", NotImplementedError, "Please use torch.sgn instead"),
+    ("floor", NotImplementedError, "floor is not supported for complex inputs"),
+    ("trunc", NotImplementedError, "trunc is not supported for complex inputs"),
+    ("round", NotImplementedError, "not implemented for 'ComplexFloat'"),
+    ("erf", NotImplementedError, "not implemented for 'ComplexFloat'"),
+    ("signbit", NotImplementedError, "signbit is not implemented for complex tensors"),
+    ("isposinf", RuntimeError, "isposinf does not support complex inputs"),
+    ("lgamma", NotImplementedError, "lgamma.* not implemented for 'ComplexFloat'"),
+])
+def test_ops_without_complex_meaning_raise_like_cpu(op, error, message):
+    with pytest.raises(error, match=message):
+        getattr(torch, op)(make((4,), torch.complex64))  # CPU's own error, for the record
+    with pytest.raises(error, match=message):
+        getattr(torch, op)(to_tpu(make((4,), torch.complex64)))
+
+
+@pytest.mark.parametrize("dtype", COMPLEX, ids=str)
+def test_complex_pow(dtype):
+    x, y = make((4, 5), dtype, 4), make((4, 5), dtype, 5)
+    assert_same(lambda a, b: a ** b, x + 0.5, y)
+    for exponent in (0, 1, 2, 3, 0.5, -1, 2.5, -0.75):
+        assert_same(lambda a: a ** exponent, x + 0.5)
+    assert_same(lambda b: 2.0 ** b, y)
+    assert_same(lambda a, b: a.real ** b, x.abs().to(dtype) + 0.5, y)  # real base, complex exponent
+    assert_same(lambda a: a.clone().pow_(2.5), x + 0.5)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX, ids=str)
+def test_complex_vector_norm(dtype):
+    x = make((4, 6), dtype, 6)
+    for ord in (2, 1, 3, INF, -INF, 0):
+        assert_same(lambda t: torch.linalg.vector_norm(t, ord), x)
+    assert_same(lambda t: torch.linalg.vector_norm(t, dim=1, keepdim=True), x)
+    assert_same(lambda t: torch.linalg.vector_norm(t, dtype=torch.complex128), x)
+    assert_same(lambda t: torch.linalg.vector_norm(t, dim=0, out=torch.empty(0, dtype=x.real.dtype, device=t.device)),
+                x)
+    with pytest.raises(RuntimeError, match="dtype should be complex for complex inputs"):
+        torch.linalg.vector_norm(to_tpu(x), dtype=torch.float64)
+
+
+GRAD = ["abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "reciprocal", "sgn", "angle", "asinh", "atan",
+        "log2", "rsqrt"]
+
+
+@pytest.mark.parametrize("op", GRAD)
+def test_complex_backward(op):
+    x = make((3, 4), torch.complex128, 7) + complex(0.25, 0.25)  # away from the branch points
+    assert_grad(getattr(torch, op), x, rtol=1e-9, atol=1e-9)
+
+
+def test_complex_backward_pow_and_norm():
+    x = make((3, 4), torch.complex128, 8) + complex(0.5, 0.25)
+    assert_grad(lambda t: t ** 2.5, x, rtol=1e-9, atol=1e-9)
+    assert_grad(lambda t: torch.linalg.vector_norm(t, dim=1), x, rtol=1e-9, atol=1e-9)
+
+
+def test_spectrogram_magnitude():
+    # The common complex workload: |STFT| and its phase (as a unit number:
+    # the angle of a value on the negative real axis is +-pi by the sign of
+    # a zero imaginary part, which FFTs leave to their summation order).
+    signal = torch.randn(2, 400, generator=torch.Generator().manual_seed(9))
+
+    def spectrogram(s):
+        spec = torch.stft(s, 64, hop_length=16, window=torch.hann_window(64, device=s.device), return_complex=True)
+        return spec.abs().pow(2).log1p(), spec.sgn()
+
+    assert_same(spectrogram, signal, rtol=1e-4, atol=1e-4)
