@@ -46,8 +46,9 @@ RANDOM_SAMPLES = {
 # (PyTorch requires it), as users call them.
 HOST_ARGUMENT_OPS = {"tensor_split"}
 
-# float32 tolerances: XLA's CPU compiler vectorizes transcendental functions
-# and reorders reductions, so results differ from ATen's in the last bits.
+# float32 (and complex64) tolerances: XLA's CPU compiler vectorizes
+# transcendental functions and reorders reductions, so results differ from
+# ATen's in the last bits.
 FORWARD_TOL = dict(rtol=1e-4, atol=1e-5)
 BACKWARD_TOL = dict(rtol=1e-3, atol=1e-4)
 MAX_MESSAGE = 300
@@ -143,7 +144,7 @@ def _run_sample(op, sample, dtype) -> None:
     t_in, t_args, t_kwargs = _move_sample(sample, DEVICE, op.name in HOST_ARGUMENT_OPS)
     actual = op(t_in, *t_args, **t_kwargs)
     _compare(actual, expected, FORWARD_TOL, "forward", check_values)
-    if not (op.supports_autograd and check_values and dtype.is_floating_point):
+    if not (op.supports_autograd and check_values and (dtype.is_floating_point or dtype.is_complex)):
         return
     c_grad_in, t_grad_in = _grad_inputs((c_in, c_args, c_kwargs)), _grad_inputs((t_in, t_args, t_kwargs))
     c_out, t_out = _differentiable(expected), _differentiable(actual)
@@ -231,18 +232,21 @@ def main(argv=None) -> int:
     parser.add_argument("--ops", nargs="*", help="only these ops (OpInfo names)")
     parser.add_argument("--max-samples", type=int, default=None)
     parser.add_argument("--report", default="opinfo_report.json")
+    parser.add_argument("--dtype", default="float32", choices=["float32", "complex64"],
+                        help="the dtype of the samples (complex64: the same tolerances as float32)")
     args = parser.parse_args(argv)
     from test_opinfo import CI_OPS
 
+    dtype = getattr(torch, args.dtype)
     names = args.ops if args.ops else (None if args.all else CI_OPS)
     results = []
     start = time.time()
-    for op in select_ops(names):
-        r = run_op(op, max_samples=args.max_samples)
+    for op in select_ops(names, dtype):
+        r = run_op(op, dtype, max_samples=args.max_samples)
         results.append(r)
         print(f"{r.status:12s} {r.passed:3d}/{r.samples:<3d} {r.name}", file=sys.stderr, flush=True)
-    summary = summarize(results)
-    write_report(args.report, results, summary)
+    summary = summarize(results, dtype)
+    write_report(args.report, results, summary, dtype)
     print(f"{summary} ({time.time() - start:.0f} s; report: {args.report})")
     return 0
 

@@ -150,3 +150,39 @@ def test_spectrogram_magnitude():
         return spec.abs().pow(2).log1p(), spec.sgn()
 
     assert_same(spectrogram, signal, rtol=1e-4, atol=1e-4)
+
+
+# PyTorch lets lazily conjugated / negated views (x.conj(), x.mH,
+# x.conj().imag) through to the matrix products and triangular solves; the
+# tpu kernels resolve them rather than read the storage unconjugated.
+LAZY_PRODUCTS = {
+    "mm": lambda a, b: torch.mm(a, b.conj()),
+    "mH": lambda a, b: a.mH @ a,
+    "bmm": lambda a, b: torch.bmm(a.conj()[None], b[None]),
+    "addmm": lambda a, b: torch.addmm(torch.ones(3, 2, dtype=a.dtype, device=a.device).conj(), a, b.conj(), alpha=2),
+    "baddbmm": lambda a, b: torch.baddbmm(torch.ones(1, 3, 2, dtype=a.dtype, device=a.device), a.conj()[None],
+                                          b.conj()[None], beta=0.5),
+    "dot": lambda a, b: torch.dot(a[0], a[1].conj()),
+    "vdot": lambda a, b: torch.vdot(a[0].conj(), a[1]),
+    "negative bit": lambda a, b: torch.mm(a.conj().imag, b.real),
+    "einsum": lambda a, b: torch.einsum("ij,jk->ik", a, b.conj()),
+    "solve_triangular": lambda a, b: torch.linalg.solve_triangular(
+        (a[:, :3].triu() + 3 * torch.eye(3, dtype=a.dtype, device=a.device)).conj(), b[:3].conj(), upper=True),
+    "cov": lambda a, b: torch.cov(a),
+}
+
+
+@pytest.mark.parametrize("name", LAZY_PRODUCTS)
+def test_products_of_lazily_conjugated_views(name):
+    a, b = make((3, 4), torch.complex64, 10), make((4, 2), torch.complex64, 11)
+    assert_same(LAZY_PRODUCTS[name], a, b)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.int32,
+                                   torch.int64, torch.int8, torch.bool], ids=str)
+@pytest.mark.filterwarnings("ignore:Casting complex values to real")  # PyTorch's, once per process
+def test_complex_to_real_keeps_the_real_part(dtype):
+    # As on CPU: the real part; bool is "nonzero".
+    z = torch.tensor([1.75 + 2j, -2.5 - 1j, 0j, 1j, -0.0 + 0j, 3 - 0.5j])
+    assert_same(lambda t: t.to(dtype), z)
+    assert_same(lambda t: torch.empty(6, dtype=dtype, device=t.device).copy_(t), z)

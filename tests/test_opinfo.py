@@ -1,5 +1,6 @@
 """OpInfo conformance (tests/opinfo_conformance.py) on a representative
-subset of PyTorch's op_db in float32: forward and gradients against CPU.
+subset of PyTorch's op_db in float32, and a smaller one in complex64:
+forward and gradients against CPU.
 
 TORCH_TPU_OPINFO=all runs every op in op_db instead (a report, not a gate:
 ops outside CI_OPS may fail). The JSON report goes to
@@ -43,6 +44,16 @@ CI_OPS = [
     "zeros_like", "ones_like", "full_like", "arange", "linspace", "eye",
 ]
 
+# complex64: the elementwise math, products (with lazily conjugated
+# operands among the samples), solvers, norms, FFTs, conversions to real.
+CI_COMPLEX_OPS = [
+    "add", "mul", "div.no_rounding_mode", "abs", "angle", "sgn", "exp", "log", "sqrt", "sin", "tanh", "sigmoid",
+    "asinh", "pow", "lerp", "sum", "mean", "prod", "mm", "matmul", "bmm", "addmm", "dot", "vdot", "cov",
+    "linalg.solve", "linalg.det", "linalg.lu_factor", "linalg.vector_norm", "fft.fft", "fft.ifft", "cat",
+    "transpose", "conj", "conj_physical", "real", "view_as_real", "float", "bool", "to",
+    "nn.functional.silu.complex",
+]
+
 # name -> why it is expected to fail; keep this short and explicit.
 EXPECTED_FAILURES: dict[str, str] = {}
 
@@ -58,6 +69,9 @@ def test_ci_ops_exist_in_op_db():
     known = {conformance.full_name(op) for op in conformance.select_ops()} | {
         op.name for op in conformance.select_ops()}
     assert not [n for n in CI_OPS if n not in known]
+    complex_ops = conformance.select_ops(dtype=torch.complex64)
+    known = {conformance.full_name(op) for op in complex_ops} | {op.name for op in complex_ops}
+    assert not [n for n in CI_COMPLEX_OPS if n not in known]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -84,3 +98,10 @@ def test_opinfo_float32(op):
         pytest.skip(f"{result.status}: {result.errors[:1]}")
     assert result.status in ("pass", "no-samples"), f"{name}: {result.passed}/{result.samples} samples pass; " \
         f"first failures: {result.errors}"
+
+
+@pytest.mark.parametrize("op", conformance.select_ops(CI_COMPLEX_OPS, torch.complex64), ids=conformance.full_name)
+def test_opinfo_complex64(op):
+    result = conformance.run_op(op, torch.complex64)
+    assert result.status in ("pass", "no-samples"), f"{result.name}: {result.passed}/{result.samples} samples " \
+        f"pass; first failures: {result.errors}"

@@ -15,6 +15,7 @@
 #include "aten/deferred_checks.h"
 #include "aten/dtypes.h"
 #include "aten/graph_capture.h"
+#include "aten/lazy_bits.h"
 #include "aten/op_runner.h"
 #include "aten/operand.h"
 #include "ops/broadcast.h"
@@ -81,20 +82,6 @@ at::Tensor tpu_to_host(const at::Tensor& src, const at::Tensor& dst) {
   host._set_neg(src.is_neg());
   dst.copy_(host);
   return dst;
-}
-
-// A tpu tensor with the lazy conjugate / negative bit resolved into a new
-// tensor (the bits are not part of the view geometry programs read).
-at::Tensor resolve_lazy_bits(const at::Tensor& src) {
-  const bool conj = src.is_conj(), neg = src.is_neg();
-  OpCall call{"aten::resolve_conj", conj ? (neg ? "cn" : "c") : "n", {src}, {}};
-  return run_op(call, [conj, neg](hlo::Builder& b, const std::vector<hlo::Value>& t,
-                                  const std::vector<hlo::Value>&) {
-    hlo::Value v = t[0];
-    if (conj) v = b.complex(b.real(v), b.negate(b.imag(v)));
-    if (neg) v = b.negate(v);
-    return std::vector<hlo::Value>{v};
-  }).at(0);
 }
 
 at::Tensor copy_from(const at::Tensor& self_in, const at::Tensor& dst, bool non_blocking) {

@@ -172,7 +172,7 @@ at::Tensor& gelu_backward_out(const at::Tensor& grad, const at::Tensor& self, c1
 // ---- silu, sigmoid / tanh backward --------------------------------------------------------
 
 Prepared silu_call(const at::Tensor& self) {
-  check_float("silu", self.scalar_type());
+  if (!c10::isComplexType(self.scalar_type())) check_float("silu", self.scalar_type());
   Prepared p{OpCall{"aten::silu", "", {self}, {}}, {}, self.scalar_type(), self.sizes().vec()};
   p.body = [](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
     return std::vector<hlo::Value>{ops::lower_silu(b, t[0])};
@@ -192,8 +192,8 @@ Prepared saved_backward_call(SavedBackward op, const at::Tensor& grad, const at:
   static const char* const kNames[] = {"aten::silu_backward", "aten::sigmoid_backward", "aten::tanh_backward"};
   const char* name = kNames[static_cast<int>(op)];
   Prepared p = backward_call(name, grad, saved);
-  // sigmoid and tanh are holomorphic: their backward takes complex values too.
-  if (op == SavedBackward::kSilu || !c10::isComplexType(p.result)) check_float(name + 6, p.result);
+  // silu, sigmoid and tanh are holomorphic: their backward takes complex values too.
+  if (!c10::isComplexType(p.result)) check_float(name + 6, p.result);
   p.body = [op, out = to_element_type(p.result)](hlo::Builder& b, const std::vector<hlo::Value>& t,
                                                    const std::vector<hlo::Value>&) {
     switch (op) {

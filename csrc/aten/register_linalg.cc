@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "aten/dtypes.h"
+#include "aten/lazy_bits.h"
 #include "aten/op_runner.h"
 #include "ops/linalg/matmul.h"
 
@@ -46,11 +47,12 @@ struct ProductCall {
   LoweringBody body;
 };
 
+// The operands are borrowed (every caller passes its own arguments and runs
+// the call at once), or resolved: PyTorch lets lazily conjugated and negated
+// views through to the products (x.mH @ y).
 ProductCall product_call(const char* name, Product kind, const at::Tensor& lhs, const at::Tensor& rhs) {
-  // Borrowed operands: every caller passes its own arguments and runs the
-  // call at once.
   return {OpCall{name, std::string(1, static_cast<char>(kind)),
-                 {TensorArg::borrowed(lhs), TensorArg::borrowed(rhs)}, {}},
+                 {operand_without_lazy_bits(lhs), operand_without_lazy_bits(rhs)}, {}},
           [kind](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
             return std::vector<hlo::Value>{ops::lower_product(b, kind, t[0], t[1])};
           }};
@@ -65,9 +67,9 @@ ProductCall add_product_call(const char* name, Product kind, const at::Tensor& s
   ProductCall p{OpCall{name, std::string(1, static_cast<char>(kind)), {}, {}}, {}};
   p.call.attributes.push_back(beta_zero ? '0' : has_beta ? 'b' : '1');
   p.call.attributes.push_back(has_alpha ? 'a' : '1');
-  if (!beta_zero) p.call.tensors.push_back(TensorArg::borrowed(self));
-  p.call.tensors.push_back(TensorArg::borrowed(lhs));
-  p.call.tensors.push_back(TensorArg::borrowed(rhs));
+  if (!beta_zero) p.call.tensors.push_back(operand_without_lazy_bits(self));
+  p.call.tensors.push_back(operand_without_lazy_bits(lhs));
+  p.call.tensors.push_back(operand_without_lazy_bits(rhs));
   if (has_beta) p.call.scalars.push_back({acc, beta});
   if (has_alpha) p.call.scalars.push_back({acc, alpha});
   p.body = [kind, beta_zero, has_beta, has_alpha](hlo::Builder& b, const std::vector<hlo::Value>& t,
@@ -293,7 +295,7 @@ at::Tensor dot(const at::Tensor& self, const at::Tensor& other) {
 at::Tensor vdot(const at::Tensor& self, const at::Tensor& other) {
   check_dot(self, other);
   if (!self.is_complex()) return run(product_call("aten::vdot", Product::kDot, self, other));
-  OpCall call{"aten::vdot", "", {self, other}, {}};
+  OpCall call{"aten::vdot", "", {operand_without_lazy_bits(self), operand_without_lazy_bits(other)}, {}};
   return run_op(call, [](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
     hlo::Value conj = b.complex(b.real(t[0]), b.negate(b.imag(t[0])));
     return std::vector<hlo::Value>{ops::lower_product(b, Product::kDot, conj, t[1])};

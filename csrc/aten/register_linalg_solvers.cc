@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "aten/dtypes.h"
+#include "aten/lazy_bits.h"
 #include "aten/op_runner.h"
 #include "ops/linalg/cholesky.h"
 #include "ops/linalg/lu.h"
@@ -143,7 +144,9 @@ Tensor tpu_solve_triangular(const Tensor& a, const Tensor& rhs, bool upper, bool
   const int64_t n = a.size(-1), shared = left ? rhs.size(-2) : rhs.size(-1);
   TORCH_CHECK(n == shared, "linalg.solve_triangular: Incompatible shapes of A and B for the equation ",
               left ? "AX = B" : "XA = B", " (", a.size(-2), "x", n, " and ", rhs.size(-2), "x", rhs.size(-1), ")");
-  return run("aten::linalg_solve_triangular", flags({upper, left, unitriangular}), {a, rhs},
+  // PyTorch lets lazily conjugated / negated views through to this op.
+  return run("aten::linalg_solve_triangular", flags({upper, left, unitriangular}),
+             {without_lazy_bits(a), without_lazy_bits(rhs)},
              [upper, left, unitriangular](hlo::Builder& b, const Values& t) {
                return Values{ops::lower_solve_triangular(b, t[0], t[1], upper, left, unitriangular)};
              })

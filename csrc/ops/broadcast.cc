@@ -30,7 +30,12 @@ hlo::Value broadcast_to(hlo::Builder& b, const hlo::Value& x, const std::vector<
 }
 
 hlo::Value convert_to(hlo::Builder& b, const hlo::Value& x, ElementType type) {
-  return x.dtype() == type ? x : b.convert(x, type);
+  if (x.dtype() == type) return x;
+  if (is_complex(x.dtype()) && !is_complex(type)) {
+    if (type == ElementType::kPred) return b.compare(x, b.constant_splat(0, x.type()), "NE");
+    return convert_to(b, b.real(x), type);
+  }
+  return b.convert(x, type);
 }
 
 }  // namespace torch_tpu::ops

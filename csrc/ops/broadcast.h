@@ -23,7 +23,9 @@ constexpr ElementType accumulation_type(ElementType t) {
   return (t == ElementType::kF16 || t == ElementType::kBF16) ? ElementType::kF32 : t;
 }
 
-// `x` converted to `type`; `x` itself when it already has it.
+// `x` converted to `type`; `x` itself when it already has it. Complex to
+// real keeps the real part and complex to bool tests for nonzero, as
+// PyTorch converts (StableHLO leaves both undefined).
 hlo::Value convert_to(hlo::Builder& b, const hlo::Value& x, ElementType type);
 
 }  // namespace torch_tpu::ops

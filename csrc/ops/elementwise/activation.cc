@@ -93,7 +93,7 @@ hlo::Value lower_silu_backward(hlo::Builder& b, const hlo::Value& grad, const hl
   auto [g, x] = backward_operands(b, grad, input, out, "aten::silu_backward");
   hlo::Value one = splat_like(b, 1, x);
   hlo::Value s = b.divide(one, b.add(one, b.exponential(b.negate(x))));
-  hlo::Value r = b.multiply(b.multiply(g, s), b.add(one, b.multiply(x, b.subtract(one, s))));
+  hlo::Value r = b.multiply(g, conjugate(b, b.multiply(s, b.add(one, b.multiply(x, b.subtract(one, s))))));
   return convert_to(b, r, out);
 }
 

@@ -24,11 +24,11 @@ hlo::Value lower_lerp(hlo::Builder& b, const hlo::Value& self, const hlo::Value&
   //                                  : end - (end - self) * (1 - w)
   // keeps lerp(a, b, 1) == b exactly.
   hlo::Value diff = b.subtract(v[1], v[0]);
-  hlo::Value half = b.constant_splat(0.5, v[2].type());
   hlo::Value one = b.constant_splat(1.0, v[2].type());
   hlo::Value low = b.add(v[0], b.multiply(v[2], diff));
   hlo::Value high = b.subtract(v[1], b.multiply(diff, b.subtract(one, v[2])));
-  hlo::Value weight_small = b.compare(b.abs(v[2]), half, "LT");
+  hlo::Value magnitude = b.abs(v[2]);  // real for a complex weight
+  hlo::Value weight_small = b.compare(magnitude, b.constant_splat(0.5, magnitude.type()), "LT");
   return b.select(weight_small, low, high);
 }
 

@@ -33,6 +33,13 @@ hlo::Value fill(hlo::Builder& b, const hlo::Value& s, const std::vector<int64_t>
 
 hlo::Value real_abs(hlo::Builder& b, const hlo::Value& x) { return b.abs(x); }
 
+// The magnitude pivots are chosen by: LAPACK's (i?amax) |re| + |im| for
+// complex values, so the pivots (and factors) match CPU's.
+hlo::Value pivot_magnitude(hlo::Builder& b, const hlo::Value& x) {
+  if (!is_complex(x.dtype())) return b.abs(x);
+  return b.add(b.abs(b.real(x)), b.abs(b.imag(x)));
+}
+
 // x [B, m, w] with rows j (one for all batches) and p[B] swapped.
 hlo::Value swap_rows(hlo::Builder& b, const hlo::Value& x, const hlo::Value& j, const hlo::Value& p) {
   const std::vector<int64_t>& dims = x.dims();
@@ -60,7 +67,7 @@ std::vector<hlo::Value> lu_step(hlo::Builder& b, const std::vector<hlo::Value>& 
 
   // The pivot: the first row at or below j of largest magnitude (idamax).
   hlo::Value col = b.reshape(b.dynamic_slice(x, {zero_i, zero_i, j}, {batch, m, 1}), col_dims);
-  hlo::Value mag = real_abs(b, col);
+  hlo::Value mag = pivot_magnitude(b, col);
   hlo::Value rows = b.iota(col_index, 1);
   hlo::Value at_or_below = b.compare(rows, fill(b, j, col_dims), "GE");
   mag = b.select(at_or_below, mag, b.constant_splat(-1, mag.type()));
