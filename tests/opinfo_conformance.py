@@ -46,11 +46,26 @@ RANDOM_SAMPLES = {
 # (PyTorch requires it), as users call them.
 HOST_ARGUMENT_OPS = {"tensor_split"}
 
-# float32 (and complex64) tolerances: XLA's CPU compiler vectorizes
-# transcendental functions and reorders reductions, so results differ from
-# ATen's in the last bits.
-FORWARD_TOL = dict(rtol=1e-4, atol=1e-5)
-BACKWARD_TOL = dict(rtol=1e-3, atol=1e-4)
+# Tolerances by the dtype of the compared result: XLA's CPU compiler
+# vectorizes transcendental functions and reorders reductions, so float
+# results differ from ATen's in the last bits; integer and bool results are
+# exact. (forward, backward)
+TOLERANCES = {
+    torch.float32: (dict(rtol=1e-4, atol=1e-5), dict(rtol=1e-3, atol=1e-4)),
+    torch.float64: (dict(rtol=1e-7, atol=1e-7), dict(rtol=1e-6, atol=1e-6)),
+    torch.bfloat16: (dict(rtol=2e-2, atol=2e-2), dict(rtol=5e-2, atol=5e-2)),
+    torch.float16: (dict(rtol=2e-3, atol=2e-3), dict(rtol=1e-2, atol=1e-2)),
+}
+TOLERANCES[torch.complex64] = TOLERANCES[torch.float32]
+TOLERANCES[torch.complex128] = TOLERANCES[torch.float64]
+EXACT = dict(rtol=0, atol=0)
+DTYPES = ("float32", "float64", "bfloat16", "float16", "complex64", "int64", "int32", "bool")
+
+
+def tolerance(dtype, backward=False) -> dict:
+    return TOLERANCES[dtype][int(backward)] if dtype in TOLERANCES else EXACT
+
+
 MAX_MESSAGE = 300
 
 
@@ -84,10 +99,16 @@ def _to_device(value, device):
         requires_grad = value.requires_grad
         if device != "cpu":
             # The whole storage moved, then viewed the same way: as_strided
-            # samples address the storage beyond the view.
-            value = value.detach().resolve_conj().resolve_neg() if (value.is_conj() or value.is_neg()) else value
+            # samples address the storage beyond the view. A lazily
+            # conjugated or negated view stays one on the device.
+            conj, neg = value.is_conj(), value.is_neg()
+            value = value.detach()
+            value = value.conj() if conj else value
+            value = torch._neg_view(value) if neg else value
             flat = torch.empty(0, dtype=value.dtype).set_(value.untyped_storage())
             moved = flat.to(device).as_strided(value.size(), value.stride(), value.storage_offset())
+            moved = moved.conj() if conj else moved
+            moved = torch._neg_view(moved) if neg else moved
         else:
             moved = value.detach()
         return moved.requires_grad_(requires_grad)
@@ -112,7 +133,7 @@ def _differentiable(outputs) -> list:
             if isinstance(t, torch.Tensor) and t.requires_grad and t.is_floating_point()]
 
 
-def _compare(actual, expected, tol, what, values=True):
+def _compare(actual, expected, what, values=True, backward=False):
     a_leaves, a_spec = pytree.tree_flatten(actual)
     e_leaves, e_spec = pytree.tree_flatten(expected)
     if len(a_leaves) != len(e_leaves):
@@ -123,11 +144,12 @@ def _compare(actual, expected, tol, what, values=True):
                 raise AssertionError(f"{what}: got {type(a).__name__}, CPU gave a tensor")
             a = a.cpu()
             if values:
-                torch.testing.assert_close(a, e, equal_nan=True, check_stride=False, **tol, msg=None)
+                torch.testing.assert_close(a, e, equal_nan=True, check_stride=False, **tolerance(e.dtype, backward),
+                                           msg=None)
             elif a.shape != e.shape or a.dtype != e.dtype:
                 raise AssertionError(f"{what}: {a.dtype}{list(a.shape)} vs CPU {e.dtype}{list(e.shape)}")
         elif isinstance(e, float) and values:
-            torch.testing.assert_close(a, e, equal_nan=True, **tol)
+            torch.testing.assert_close(a, e, equal_nan=True, **tolerance(torch.float32, backward))
         elif values and not isinstance(e, (torch.dtype, torch.device, torch.Size)) and a != e:
             raise AssertionError(f"{what}: {a!r} vs CPU {e!r}")
 
@@ -143,7 +165,7 @@ def _run_sample(op, sample, dtype) -> None:
             raise _Skip()
     t_in, t_args, t_kwargs = _move_sample(sample, DEVICE, op.name in HOST_ARGUMENT_OPS)
     actual = op(t_in, *t_args, **t_kwargs)
-    _compare(actual, expected, FORWARD_TOL, "forward", check_values)
+    _compare(actual, expected, "forward", check_values)
     if not (op.supports_autograd and check_values and (dtype.is_floating_point or dtype.is_complex)):
         return
     c_grad_in, t_grad_in = _grad_inputs((c_in, c_args, c_kwargs)), _grad_inputs((t_in, t_args, t_kwargs))
@@ -156,7 +178,7 @@ def _run_sample(op, sample, dtype) -> None:
     t_grads = torch.autograd.grad(t_out, t_grad_in, [w.to(DEVICE) for w in weights], allow_unused=True)
     c_grads = [g if g is not None else torch.zeros_like(x) for g, x in zip(c_grads, c_grad_in)]
     t_grads = [g if g is not None else torch.zeros_like(x) for g, x in zip(t_grads, t_grad_in)]
-    _compare(t_grads, c_grads, BACKWARD_TOL, "backward")
+    _compare(t_grads, c_grads, "backward", backward=True)
 
 
 class _Skip(Exception):
@@ -232,8 +254,7 @@ def main(argv=None) -> int:
     parser.add_argument("--ops", nargs="*", help="only these ops (OpInfo names)")
     parser.add_argument("--max-samples", type=int, default=None)
     parser.add_argument("--report", default="opinfo_report.json")
-    parser.add_argument("--dtype", default="float32", choices=["float32", "complex64"],
-                        help="the dtype of the samples (complex64: the same tolerances as float32)")
+    parser.add_argument("--dtype", default="float32", choices=DTYPES, help="the dtype of the samples")
     args = parser.parse_args(argv)
     from test_opinfo import CI_OPS
 

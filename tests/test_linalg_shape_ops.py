@@ -95,6 +95,16 @@ def test_bmm(dtype):
     assert_same(torch.bmm, make((2, 3, 4), dtype, 1), make((2, 4, 5), dtype, 2))
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+def test_reduced_precision_products_of_transposed_operands(dtype):
+    # A batch of one and a transposed operand: XLA folds both into a plain
+    # dot, which its CPU runtime could not run as bf16 x bf16 -> f32.
+    x, y = make((8, 3), dtype, 3), make((8, 4), dtype, 4)
+    assert_same(lambda a, b: torch.bmm(a.t()[None], b[None]), x, y)
+    assert_same(lambda a, b: torch.mm(a.t(), b), x, y)
+    assert_same(lambda a, b: torch.addmm(b[:3], a.t(), b, beta=0.5), x, y)
+
+
 def test_bmm_views_empty_out_and_errors():
     base = make((3, 6, 4))
     assert_same(torch.bmm, base.transpose(1, 2), base[:, ::2, :])
@@ -311,3 +321,12 @@ def test_cat_and_stack_backward():
     assert_grads(lambda x, y: torch.cat([x, y], 1), make((3, 2), seed=1), make((3, 4), seed=2))
     assert_grads(lambda x, y: torch.stack([x, y], 1), make((3, 2), seed=1), make((3, 2), seed=2))
     assert_grads(lambda x, y: torch.cat([x, torch.tanh(y)], 0) * 2, make((1, 2), seed=1), make((3, 2), seed=2))
+
+
+@pytest.mark.parametrize("fn", [torch.tril_indices, torch.triu_indices], ids=lambda f: f.__name__)
+def test_triangle_indices(fn):
+    for args in [(3, 4), (4, 3, 1), (5, 5, -2), (0, 3), (3, 3, 10), (4, 6, -9)]:
+        got = fn(*args, device="tpu")
+        assert got.device.type == "tpu"
+        torch.testing.assert_close(got.cpu(), fn(*args), rtol=0, atol=0)
+    assert fn(3, 3, dtype=torch.int32, device="tpu").dtype == torch.int32

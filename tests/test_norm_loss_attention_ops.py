@@ -351,12 +351,15 @@ def test_sdpa_picks_the_fused_kernel():
     "dtype,causal,backend",
     [(torch.float32, False, SDPBackend.OVERRIDEABLE), (torch.float32, True, SDPBackend.OVERRIDEABLE),
      (torch.bfloat16, False, SDPBackend.OVERRIDEABLE), (torch.bfloat16, True, SDPBackend.OVERRIDEABLE),
+     (torch.float64, True, SDPBackend.OVERRIDEABLE),
      (torch.float32, False, SDPBackend.MATH), (torch.float32, True, SDPBackend.MATH)],
-    ids=["fused-f32", "fused-f32-causal", "fused-bf16", "fused-bf16-causal", "math-f32", "math-f32-causal"],
+    ids=["fused-f32", "fused-f32-causal", "fused-bf16", "fused-bf16-causal", "fused-f64-causal", "math-f32",
+         "math-f32-causal"],
 )
 def test_sdpa(dtype, causal, backend):
     q, k, v = qkv(2, 3, 3, 5, 7 if not causal else 5, 8, dtype, ev=6)
-    tol = BF16 if dtype == torch.bfloat16 else dict(rtol=1e-4, atol=1e-5)
+    # f64: the backward recomputes the weights from a logsumexp kept in f64.
+    tol = {torch.bfloat16: BF16, torch.float64: dict(rtol=1e-12, atol=1e-12)}.get(dtype, dict(rtol=1e-4, atol=1e-5))
 
     def fn(q, k, v):
         if q.device.type == "cpu":

@@ -47,6 +47,7 @@
 #include <ATen/ops/scatter_reduce.h>
 #include <ATen/ops/sub.h>
 #include <ATen/ops/sum.h>
+#include <ATen/ops/tril_indices.h>
 #include <ATen/ops/triu_indices.h>
 #include <ATen/ops/view_as_complex_native.h>
 #include <ATen/ops/view_as_real_native.h>
@@ -539,6 +540,16 @@ std::pair<Tensor, Tensor> upper_pairs(int64_t n, c10::Device device) {
   return {ij.select(0, 0), ij.select(0, 1)};
 }
 
+// tril_indices / triu_indices depend only on three integers: PyTorch's own
+// kernel lists them on the host and they are uploaded once (2 x count
+// integers, the size of the result itself).
+template <Tensor (*HostKernel)(int64_t, int64_t, int64_t, at::TensorOptions)>
+Tensor triangle_indices(int64_t row, int64_t col, int64_t offset, std::optional<c10::ScalarType> dtype,
+                        std::optional<c10::Layout>, std::optional<c10::Device> device, std::optional<bool>) {
+  return HostKernel(row, col, offset, at::TensorOptions().dtype(dtype.value_or(at::kLong)))
+      .to(device.value_or(c10::Device(c10::DeviceType::PrivateUse1)));
+}
+
 Tensor tpu_pdist_forward(const Tensor& self, double p) {
   TORCH_CHECK(self.dim() == 2, "pdist only supports 2D tensors, got: ", self.dim(), "D");
   check_distance_input(self, p, "pdist");
@@ -601,6 +612,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("angle", tpu_angle);
   m.impl("angle.out", tpu_angle_out);
   m.impl("logspace.out", tpu_logspace_out);
+  m.impl("tril_indices", triangle_indices<at::tril_indices>);
+  m.impl("triu_indices", triangle_indices<at::triu_indices>);
   m.impl("max_unpool2d", tpu_max_unpool2d);
   m.impl("max_unpool2d.out", tpu_max_unpool2d_out);
   m.impl("max_unpool3d", tpu_max_unpool3d);

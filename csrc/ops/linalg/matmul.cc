@@ -29,8 +29,16 @@ hlo::Value accumulate_dot(hlo::Builder& b, const hlo::Value& lhs, const hlo::Val
                           const hlo::DotDims& dims) {
   const ElementType dtype = lhs.dtype();
   const ElementType acc = accumulation_type(dtype);
-  // f32 / f64 / complex: no reduced-precision passes. bf16 / f16 run at the
-  // default precision with an f32 result (the accumulator).
+  if (acc != dtype && is_floating(dtype)) {
+    // bf16 / f16: the operands widened to f32 (exactly), their products exact
+    // there, summed in f32. Not a bf16 x bf16 -> f32 dot: XLA's CPU runtime
+    // lacks that for some operand layouts (a folded transpose). The precision
+    // keeps TPUs at one bf16 pass for bf16 (exact for bf16 values) and three
+    // for f16, whose values bf16 cannot hold.
+    const auto precision = dtype == ElementType::kBF16 ? hlo::Precision::kDefault : hlo::Precision::kHigh;
+    return b.dot_general(b.convert(lhs, acc), b.convert(rhs, acc), dims, precision);
+  }
+  // f32 / f64 / complex: no reduced-precision passes.
   const bool highest = acc == dtype && (is_floating(dtype) || is_complex(dtype));
   return b.dot_general(lhs, rhs, dims, highest ? hlo::Precision::kHighest : hlo::Precision::kDefault,
                        acc != dtype ? std::optional<ElementType>(acc) : std::nullopt);

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "ops/broadcast.h"
+#include "ops/linalg/matmul.h"
 
 namespace torch_tpu::ops {
 
@@ -28,11 +29,9 @@ Dims dims_of(const hlo::Value& q, const hlo::Value& k, const hlo::Value& v) {
   return d;
 }
 
-// A contraction accumulated in f32 (or f64), f32 at HIGHEST precision.
+// A contraction accumulated in f32 (or f64), as the matrix products do.
 hlo::Value dot(hlo::Builder& b, const hlo::Value& lhs, const hlo::Value& rhs, hlo::DotDims dims) {
-  const ElementType acc = accumulation_type(lhs.dtype());
-  const auto precision = lhs.dtype() == ElementType::kF32 ? hlo::Precision::kHighest : hlo::Precision::kDefault;
-  return b.dot_general(lhs, rhs, dims, precision, acc);
+  return accumulate_dot(b, lhs, rhs, dims);
 }
 
 // Grouped views: queries [B, Hkv, G, L, *], keys and values [B, Hkv, S, *].
@@ -117,7 +116,9 @@ AttentionOutputs lower_attention(hlo::Builder& b, const hlo::Value& q, const hlo
   hlo::Value out = dot(b, grouped(b, convert_to(b, weights, v.dtype()), d), v, {{0, 1}, {0, 1}, qdims(d, {4}), {2}});
   AttentionOutputs r;
   r.out = convert_to(b, ungrouped(b, out, d), q.dtype());
-  r.logsumexp = convert_to(b, b.add(shift, b.log(total)), ElementType::kF32);
+  // In the accumulation type (f64 for f64 inputs), as CPU's flash kernel
+  // keeps it: the backward recomputes the weights from it.
+  r.logsumexp = b.add(shift, b.log(total));
   return r;
 }
 

@@ -23,7 +23,7 @@ struct AttentionOptions {
 
 struct AttentionOutputs {
   hlo::Value out;        // [B, Hq, L, Ev], q's dtype
-  hlo::Value logsumexp;  // [B, Hq, L], f32 (-inf for fully masked rows)
+  hlo::Value logsumexp;  // [B, Hq, L], f32 or f64 (-inf for fully masked rows)
 };
 
 AttentionOutputs lower_attention(hlo::Builder& b, const hlo::Value& q, const hlo::Value& k, const hlo::Value& v,
