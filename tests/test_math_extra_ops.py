@@ -329,6 +329,11 @@ def test_zeta():
     assert_same(torch.special.zeta, x, q, rtol=1e-5, atol=1e-6)
     assert_same(torch.special.zeta, torch.tensor([2, 3]), torch.tensor([1, 2]), rtol=1e-5, atol=1e-6)
     assert_same(torch.special.zeta, x.bfloat16(), q.bfloat16())
+    # Poles of q and s below 1 (NaN there, even at a pole), bools as CPU
+    # promotes them.
+    s, p = torch.tensor([1.0, 0.0, 1.0, 0.0, 0.5, 2.0, 2.0, -1.0]), torch.tensor([1.0, 1.0, 0.0, 0.0, 1.0, -1.0, -1.5, -2.0])
+    assert_same(torch.special.zeta, s, p, rtol=1e-5, atol=1e-6)
+    assert_same(torch.special.zeta, torch.tensor([True, False, True, False]), torch.tensor([True, True, False, False]))
 
 
 @pytest.mark.parametrize("name", ["atan2", "hypot", "logaddexp", "logaddexp2", "xlogy", "xlog1py", "copysign",

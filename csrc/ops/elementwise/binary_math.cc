@@ -174,7 +174,12 @@ hlo::Value compute(hlo::Builder& b, BinaryMathOp op, const hlo::Value& x, const 
     case BinaryMathOp::kShiftRight: return shift(b, x, y, false);
     case BinaryMathOp::kGcd: return gcd(b, x, y);
     case BinaryMathOp::kLcm: return lcm(b, x, y);
-    case BinaryMathOp::kZeta: return b.binary("chlo.zeta", x, y);
+    case BinaryMathOp::kZeta: {
+      // Below s = 1 the Hurwitz series diverges: NaN, as CPU's kernel, even
+      // at the poles q = 0, -1, ... where chlo.zeta gives inf.
+      hlo::Value below_one = b.compare(x, b.constant_splat(1, x.type()), "LT");
+      return b.select(below_one, b.constant_splat(NAN, x.type()), b.binary("chlo.zeta", x, y));
+    }
     case BinaryMathOp::kChebyshevT:
     case BinaryMathOp::kChebyshevU:
     case BinaryMathOp::kChebyshevV:
