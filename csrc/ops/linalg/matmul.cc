@@ -1,6 +1,7 @@
 #include "ops/linalg/matmul.h"
 
 #include <string>
+#include <vector>
 
 #include "ops/broadcast.h"
 
@@ -18,6 +19,33 @@ hlo::DotDims product_dims(Product kind) {
   return {};
 }
 
+bool has_unit_batch_dim(const hlo::Value& lhs, const hlo::DotDims& dims) {
+  for (int64_t d : dims.lhs_batch_dims) {
+    if (lhs.dims()[d] == 1) return true;
+  }
+  return false;
+}
+
+// x without the dimensions marked in `drop` (all of size 1); the batch and
+// contracting dimension numbers renumbered to match, the dropped batch ones
+// removed.
+hlo::Value drop_dims(hlo::Builder& b, const hlo::Value& x, const std::vector<bool>& drop, std::vector<int64_t>& batch,
+                     std::vector<int64_t>& contracting) {
+  std::vector<int64_t> shape, renumbered(drop.size(), -1);
+  for (size_t d = 0; d < drop.size(); ++d) {
+    if (drop[d]) continue;
+    renumbered[d] = static_cast<int64_t>(shape.size());
+    shape.push_back(x.dims()[d]);
+  }
+  std::vector<int64_t> kept_batch;
+  for (int64_t d : batch) {
+    if (!drop[d]) kept_batch.push_back(renumbered[d]);
+  }
+  batch = kept_batch;
+  for (int64_t& d : contracting) d = renumbered[d];
+  return b.reshape(x, shape);
+}
+
 hlo::Value times(hlo::Builder& b, const hlo::Value& x, const std::optional<hlo::Value>& scalar) {
   if (!scalar) return x;
   return b.multiply(x, broadcast_to(b, convert_to(b, *scalar, x.dtype()), x.dims()));
@@ -29,16 +57,30 @@ hlo::Value accumulate_dot(hlo::Builder& b, const hlo::Value& lhs, const hlo::Val
                           const hlo::DotDims& dims) {
   const ElementType dtype = lhs.dtype();
   const ElementType acc = accumulation_type(dtype);
-  if (acc != dtype && is_floating(dtype)) {
-    // bf16 / f16: the operands widened to f32 (exactly), their products exact
-    // there, summed in f32. Not a bf16 x bf16 -> f32 dot: XLA's CPU runtime
-    // lacks that for some operand layouts (a folded transpose). The precision
-    // keeps TPUs at one bf16 pass for bf16 (exact for bf16 values) and three
-    // for f16, whose values bf16 cannot hold.
-    const auto precision = dtype == ElementType::kBF16 ? hlo::Precision::kDefault : hlo::Precision::kHigh;
-    return b.dot_general(b.convert(lhs, acc), b.convert(rhs, acc), dims, precision);
+  if (acc != dtype && is_floating(dtype) && has_unit_batch_dim(lhs, dims)) {
+    // bf16 / f16 with an f32 result: XLA's CPU runtime cannot run such a dot
+    // once it has dropped a unit batch dimension itself around a transposed
+    // operand (bilinear's backward did that); dropped here, the dot reaches
+    // it in a form it runs, and keeps the fast mixed-precision kernels.
+    hlo::DotDims kept = dims;
+    std::vector<bool> unit_lhs(lhs.rank(), false), unit_rhs(rhs.rank(), false);
+    for (size_t i = 0; i < dims.lhs_batch_dims.size(); ++i) {
+      const bool unit = lhs.dims()[dims.lhs_batch_dims[i]] == 1;
+      unit_lhs[dims.lhs_batch_dims[i]] = unit;
+      unit_rhs[dims.rhs_batch_dims[i]] = unit;
+    }
+    const hlo::Value l = drop_dims(b, lhs, unit_lhs, kept.lhs_batch_dims, kept.lhs_contracting_dims);
+    const hlo::Value r = drop_dims(b, rhs, unit_rhs, kept.rhs_batch_dims, kept.rhs_contracting_dims);
+    const hlo::Value out = b.dot_general(l, r, kept, hlo::Precision::kDefault, acc);
+    // The result's batch dimensions come first, in the lhs's order.
+    std::vector<int64_t> shape;
+    size_t next = 0;
+    for (int64_t d : dims.lhs_batch_dims) shape.push_back(unit_lhs[d] ? 1 : out.dims()[next++]);
+    shape.insert(shape.end(), out.dims().begin() + static_cast<int64_t>(next), out.dims().end());
+    return b.reshape(out, shape);
   }
-  // f32 / f64 / complex: no reduced-precision passes.
+  // f32 / f64 / complex: no reduced-precision passes. bf16 / f16 run at the
+  // default precision with an f32 result (the accumulator).
   const bool highest = acc == dtype && (is_floating(dtype) || is_complex(dtype));
   return b.dot_general(lhs, rhs, dims, highest ? hlo::Precision::kHighest : hlo::Precision::kDefault,
                        acc != dtype ? std::optional<ElementType>(acc) : std::nullopt);
