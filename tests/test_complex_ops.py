@@ -186,3 +186,14 @@ def test_complex_to_real_keeps_the_real_part(dtype):
     z = torch.tensor([1.75 + 2j, -2.5 - 1j, 0j, 1j, -0.0 + 0j, 3 - 0.5j])
     assert_same(lambda t: t.to(dtype), z)
     assert_same(lambda t: torch.empty(6, dtype=dtype, device=t.device).copy_(t), z)
+
+
+def test_complex_logaddexp():
+    x, y = make((4, 5), torch.complex64, 12), make((4, 5), torch.complex64, 13)
+    assert_same(torch.logaddexp, x, y)
+    # CPU's special cases: NaN anywhere, equal infinite real parts.
+    a = torch.tensor([complex(-INF, 1), complex(INF, 2), complex(1, NAN), complex(-INF, 0), complex(2, 3)])
+    b = torch.tensor([complex(-INF, 5), complex(INF, -1), complex(0, 0), complex(1, 1), complex(2, -3)])
+    assert_same(torch.logaddexp, a, b)
+    assert_grad(lambda t: torch.logaddexp(t, y.to(t.device).to(torch.complex128)), x.to(torch.complex128),
+                rtol=1e-9, atol=1e-9)

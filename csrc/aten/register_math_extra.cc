@@ -241,13 +241,14 @@ struct BinarySpec {
   const char* kernel;  // CPU's kernel name in dtype errors
   Rule rule;
   bool zero_divisor_check;
+  bool complex_ok = false;  // defined on complex numbers too (as on CPU)
 };
 
 BinarySpec binary_spec(BinaryMathOp op) {
   switch (op) {
     case BinaryMathOp::kAtan2: return {"aten::atan2", "atan2_cpu", Rule::kIntToFloat, false};
     case BinaryMathOp::kHypot: return {"aten::hypot", "hypot_cpu", Rule::kFloatOnly, false};
-    case BinaryMathOp::kLogaddexp: return {"aten::logaddexp", "logaddexp_cpu", Rule::kFloatOnly, false};
+    case BinaryMathOp::kLogaddexp: return {"aten::logaddexp", "logaddexp_cpu", Rule::kFloatOnly, false, true};
     case BinaryMathOp::kLogaddexp2: return {"aten::logaddexp2", "logaddexp2_cpu", Rule::kFloatOnly, false};
     case BinaryMathOp::kXlogy: return {"aten::xlogy", "xlogy_cpu", Rule::kIntToFloat, false};
     case BinaryMathOp::kXlog1py: return {"aten::special_xlog1py", "xlog1py_cpu", Rule::kIntToFloat, false};
@@ -320,6 +321,7 @@ ScalarType promoted(const Arg& a, const Arg& b) {
 
 ScalarType binary_result(const BinarySpec& s, const Arg& a, const Arg& b) {
   const ScalarType t = promoted(a, b);
+  if (s.complex_ok && c10::isComplexType(t)) return t;
   reject_complex(t, s.name);
   switch (s.rule) {
     case Rule::kIntToFloat:
