@@ -197,3 +197,11 @@ def test_complex_logaddexp():
     assert_same(torch.logaddexp, a, b)
     assert_grad(lambda t: torch.logaddexp(t, y.to(t.device).to(torch.complex128)), x.to(torch.complex128),
                 rtol=1e-9, atol=1e-9)
+
+
+def test_complex_logcumsumexp():
+    x = make((5, 4), torch.complex64, 14)
+    x[0, 2], x[2, 1], x[3, 3], x[1, 0] = complex(-INF, 1), complex(-INF, -2), complex(INF, 0.5), complex(NAN, 0)
+    for dim in (0, 1):
+        assert_same(lambda t: torch.logcumsumexp(t, dim), x)
+    assert_grad(lambda t: torch.logcumsumexp(t, 0), make((5, 3), torch.complex128, 15), rtol=1e-9, atol=1e-9)

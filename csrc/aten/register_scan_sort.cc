@@ -158,7 +158,8 @@ std::tuple<at::Tensor&, at::Tensor&> cummin_out(const at::Tensor& s, int64_t dim
 }
 
 void check_logcumsumexp(const at::Tensor& self) {
-  TORCH_CHECK_NOT_IMPLEMENTED(c10::isFloatingType(self.scalar_type()), "\"logcumsumexp_out_cpu\" not implemented for '",
+  TORCH_CHECK_NOT_IMPLEMENTED(c10::isFloatingType(self.scalar_type()) || c10::isComplexType(self.scalar_type()),
+                              "\"logcumsumexp_out_cpu\" not implemented for '",
                               self.scalar_type(), "'");
 }
 

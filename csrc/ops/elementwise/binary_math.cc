@@ -57,24 +57,6 @@ hlo::Value logaddexp(hlo::Builder& b, const hlo::Value& x, const hlo::Value& y, 
   return b.select(same_inf, x, r);
 }
 
-// log(exp(x) + exp(y)) of complex values, as CPU's kernel orders and
-// special-cases them: by real part, the larger factored out; a NaN in
-// either part of either operand gives NaN + NaN i; equal infinite real
-// parts give the smaller operand (-inf) or the direct formula (+inf).
-hlo::Value complex_logaddexp(hlo::Builder& b, const hlo::Value& x, const hlo::Value& y) {
-  const hlo::Value x_smaller = b.compare(b.real(x), b.real(y), "LT");
-  const hlo::Value lo = b.select(x_smaller, x, y), hi = b.select(x_smaller, y, x);
-  const hlo::Value general = b.add(hi, b.log_plus_one(b.exponential(b.subtract(lo, hi))));
-  const hlo::Value lo_re = b.real(lo), hi_re = b.real(hi);
-  const hlo::Value same_infinity =
-      b.and_(b.compare(b.abs(lo_re), k(b, INFINITY, lo_re), "EQ"), b.compare(lo_re, hi_re, "EQ"));
-  const hlo::Value at_infinity = b.select(b.compare(lo_re, k(b, 0, lo_re), "LT"), lo,
-                                          b.log(b.add(b.exponential(lo), b.exponential(hi))));
-  const hlo::Value r = b.select(same_infinity, at_infinity, general);
-  const hlo::Value nan = b.constant_splat_complex(NAN, NAN, r.type());
-  return b.select(b.or_(is_nan(b, x), is_nan(b, y)), nan, r);
-}
-
 hlo::Value xlogy(hlo::Builder& b, const hlo::Value& x, const hlo::Value& y, bool log1p) {
   hlo::Value r = b.multiply(x, log1p ? b.log_plus_one(y) : b.log(y));
   r = b.select(b.compare(x, k(b, 0, x), "EQ"), k(b, 0, r), r);
@@ -221,6 +203,23 @@ bool in_own_type(BinaryMathOp op) {
 }
 
 }  // namespace
+
+// By real part, the larger factored out; a NaN in either part of either
+// operand gives NaN + NaN i; equal infinite real parts give the second
+// operand (-inf) or the direct formula (+inf).
+hlo::Value complex_logaddexp(hlo::Builder& b, const hlo::Value& x, const hlo::Value& y) {
+  const hlo::Value x_smaller = b.compare(b.real(x), b.real(y), "LT");
+  const hlo::Value lo = b.select(x_smaller, x, y), hi = b.select(x_smaller, y, x);
+  const hlo::Value general = b.add(hi, b.log_plus_one(b.exponential(b.subtract(lo, hi))));
+  const hlo::Value lo_re = b.real(lo), hi_re = b.real(hi);
+  const hlo::Value same_infinity =
+      b.and_(b.compare(b.abs(lo_re), k(b, INFINITY, lo_re), "EQ"), b.compare(lo_re, hi_re, "EQ"));
+  const hlo::Value at_infinity = b.select(b.compare(lo_re, k(b, 0, lo_re), "LT"), lo,
+                                          b.log(b.add(b.exponential(lo), b.exponential(hi))));
+  const hlo::Value r = b.select(same_infinity, at_infinity, general);
+  const hlo::Value nan = b.constant_splat_complex(NAN, NAN, r.type());
+  return b.select(b.or_(is_nan(b, x), is_nan(b, y)), nan, r);
+}
 
 hlo::Value floor_divide_same_type(hlo::Builder& b, const hlo::Value& x, const hlo::Value& y) {
   if (!is_floating(x.dtype())) {

@@ -48,6 +48,10 @@ enum class BinaryMathOp : uint8_t {
   kLegendreP,
 };
 
+// log(exp(x) + exp(y)) of two complex values of one type, as CPU's kernel
+// orders and special-cases them (logaddexp and logcumsumexp share it).
+hlo::Value complex_logaddexp(hlo::Builder& b, const hlo::Value& x, const hlo::Value& y);
+
 hlo::Value lower_binary_math(hlo::Builder& b, BinaryMathOp op, const hlo::Value& x, const hlo::Value& y,
                              ElementType out);
 

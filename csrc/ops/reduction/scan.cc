@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "ops/broadcast.h"
+#include "ops/elementwise/binary_math.h"
 
 namespace torch_tpu::ops {
 
@@ -95,6 +96,15 @@ std::pair<Value, Value> lower_cummax_min(hlo::Builder& b, const Value& x, int64_
 
 hlo::Value lower_logcumsumexp(hlo::Builder& b, const Value& x, int64_t dim) {
   const ElementType out = x.dtype();
+  if (is_complex(out)) {
+    // Each step as complex logaddexp(next, accumulated), from -inf + 0i (the
+    // order CPU keeps the accumulated value in at equal infinite real parts).
+    return scan(b, {x}, dim, {b.constant_splat_complex(-std::numeric_limits<double>::infinity(), 0,
+                                                       TensorType::scalar(out))},
+                [](hlo::Builder& s, const std::vector<Value>& e, const std::vector<Value>& l) {
+                  return std::vector<Value>{complex_logaddexp(s, l[0], e[0])};
+                })[0];
+  }
   if (!is_floating(out)) throw hlo::HloError("logcumsumexp: a float type is required");
   const ElementType acc = accumulation_type(out);
   Value v = convert_to(b, x, acc);
