@@ -119,6 +119,9 @@ def test_complex_vector_norm(dtype):
     assert_same(lambda t: torch.linalg.vector_norm(t, dtype=torch.complex128), x)
     assert_same(lambda t: torch.linalg.vector_norm(t, dim=0, out=torch.empty(0, dtype=x.real.dtype, device=t.device)),
                 x)
+    # An infinite part beside a NaN one is an infinite magnitude, as abs's.
+    for ord in (2, 1, INF):
+        assert_same(lambda t: torch.linalg.vector_norm(t, ord), torch.tensor([complex(INF, NAN), 1 + 2j], dtype=dtype))
     with pytest.raises(RuntimeError, match="dtype should be complex for complex inputs"):
         torch.linalg.vector_norm(to_tpu(x), dtype=torch.float64)
 

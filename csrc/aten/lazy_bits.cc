@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "ops/elementwise/unary.h"
+
 namespace torch_tpu::aten {
 
 at::Tensor resolve_lazy_bits(const at::Tensor& t) {
@@ -10,7 +12,7 @@ at::Tensor resolve_lazy_bits(const at::Tensor& t) {
   return run_op(call, [conj, neg](hlo::Builder& b, const std::vector<hlo::Value>& v,
                                   const std::vector<hlo::Value>&) {
     hlo::Value x = v[0];
-    if (conj) x = b.complex(b.real(x), b.negate(b.imag(x)));
+    if (conj) x = ops::conjugate(b, x);
     if (neg) x = b.negate(x);
     return std::vector<hlo::Value>{x};
   }).at(0);

@@ -3,8 +3,7 @@
 // through its view geometry only, so the bits must be applied before a
 // tensor becomes a program input. PyTorch's Conjugate / Negative fallbacks
 // do that for most ops; the ops it lets through with the bits set (copy_,
-// the matrix products, triangular solves, repeat_interleave) resolve their
-// operands here.
+// the matrix products, triangular solves) resolve their operands here.
 #pragma once
 
 #include <ATen/core/Tensor.h>

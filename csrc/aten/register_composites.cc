@@ -67,6 +67,7 @@
 #include "aten/op_runner.h"
 #include "ops/broadcast.h"
 #include "ops/elementwise/special.h"
+#include "ops/elementwise/unary.h"
 
 namespace torch_tpu::aten {
 
@@ -414,7 +415,7 @@ Tensor tpu_efficientzerotensor(c10::SymIntArrayRef size, std::optional<c10::Scal
 OpCall conj_call(const Tensor& self) { return OpCall{"aten::conj_physical", "", {self}, {}}; }
 
 std::vector<hlo::Value> conj_body(hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
-  return {b.complex(b.real(t[0]), b.negate(b.imag(t[0])))};
+  return {ops::conjugate(b, t[0])};
 }
 
 Tensor& tpu_conj_physical_out(const Tensor& self, Tensor& out) {

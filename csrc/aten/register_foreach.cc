@@ -816,7 +816,7 @@ LoweringBody vector_norm_body(const VectorNorm& v) {
   return [ord = v.ord, dims = v.dims, keepdim = v.keepdim, out = v.out, complex = v.complex](
              hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
     // The norm of a complex vector is the norm of its magnitudes.
-    const hlo::Value x = complex ? b.abs(ops::convert_to(b, t[0], *complex)) : t[0];
+    const hlo::Value x = complex ? ops::lower_unary(b, ops::UnaryOp::kAbs, t[0], *complex) : t[0];
     return std::vector<hlo::Value>{ops::lower_vector_norm(b, x, ord, dims, keepdim, out)};
   };
 }

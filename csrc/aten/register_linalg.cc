@@ -16,6 +16,7 @@
 #include "aten/dtypes.h"
 #include "aten/lazy_bits.h"
 #include "aten/op_runner.h"
+#include "ops/elementwise/unary.h"
 #include "ops/linalg/matmul.h"
 
 namespace torch_tpu::aten {
@@ -297,8 +298,7 @@ at::Tensor vdot(const at::Tensor& self, const at::Tensor& other) {
   if (!self.is_complex()) return run(product_call("aten::vdot", Product::kDot, self, other));
   OpCall call{"aten::vdot", "", {operand_without_lazy_bits(self), operand_without_lazy_bits(other)}, {}};
   return run_op(call, [](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
-    hlo::Value conj = b.complex(b.real(t[0]), b.negate(b.imag(t[0])));
-    return std::vector<hlo::Value>{ops::lower_product(b, Product::kDot, conj, t[1])};
+    return std::vector<hlo::Value>{ops::lower_product(b, Product::kDot, ops::conjugate(b, t[0]), t[1])};
   }).at(0);
 }
 

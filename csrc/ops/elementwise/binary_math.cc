@@ -157,7 +157,8 @@ hlo::Value compute(hlo::Builder& b, BinaryMathOp op, const hlo::Value& x, const 
   switch (op) {
     case BinaryMathOp::kAtan2: return b.atan2(x, y);
     case BinaryMathOp::kHypot: return hypot(b, x, y);
-    case BinaryMathOp::kLogaddexp: return is_complex(x.dtype()) ? complex_logaddexp(b, x, y) : logaddexp(b, x, y, false);
+    case BinaryMathOp::kLogaddexp:
+      return is_complex(x.dtype()) ? complex_logaddexp(b, x, y) : logaddexp(b, x, y, false);
     case BinaryMathOp::kLogaddexp2: return logaddexp(b, x, y, true);
     case BinaryMathOp::kXlogy: return xlogy(b, x, y, false);
     case BinaryMathOp::kXlog1py: return xlogy(b, x, y, true);

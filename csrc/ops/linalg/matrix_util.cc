@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ops/broadcast.h"
+#include "ops/elementwise/unary.h"
 
 namespace torch_tpu::ops::matrix {
 
@@ -13,8 +14,7 @@ hlo::Value transpose(hlo::Builder& b, const hlo::Value& x, bool conjugate) {
   for (int64_t d = 0; d < x.rank(); ++d) perm.push_back(d);
   std::swap(perm[x.rank() - 1], perm[x.rank() - 2]);
   hlo::Value t = b.transpose(x, perm);
-  if (conjugate && is_complex(x.dtype())) t = b.complex(b.real(t), b.negate(b.imag(t)));
-  return t;
+  return conjugate ? ops::conjugate(b, t) : t;
 }
 
 hlo::Value triangle_mask(hlo::Builder& b, const std::vector<int64_t>& shape, bool upper, int64_t k) {

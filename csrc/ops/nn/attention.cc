@@ -29,11 +29,6 @@ Dims dims_of(const hlo::Value& q, const hlo::Value& k, const hlo::Value& v) {
   return d;
 }
 
-// A contraction accumulated in f32 (or f64), as the matrix products do.
-hlo::Value dot(hlo::Builder& b, const hlo::Value& lhs, const hlo::Value& rhs, hlo::DotDims dims) {
-  return accumulate_dot(b, lhs, rhs, dims);
-}
-
 // Grouped views: queries [B, Hkv, G, L, *], keys and values [B, Hkv, S, *].
 // Without grouping (G = 1) the query-side values stay [B, H, L, *]: XLA's CPU
 // compiler runs the plain 4-d contractions about 15% faster than the same
@@ -76,7 +71,7 @@ hlo::Value rows_to(hlo::Builder& b, const hlo::Value& rows, const std::vector<in
 hlo::Value scores(hlo::Builder& b, const hlo::Value& q, const hlo::Value& k, const std::optional<hlo::Value>& bias,
                   const AttentionOptions& o, const Dims& d) {
   // [B, Hkv, G, L, E] . [B, Hkv, S, E] -> [B, Hkv, G, L, S]
-  hlo::Value s = ungrouped(b, dot(b, grouped(b, q, d), k, {{0, 1}, {0, 1}, qdims(d, {4}), {3}}), d);
+  hlo::Value s = ungrouped(b, accumulate_dot(b, grouped(b, q, d), k, {{0, 1}, {0, 1}, qdims(d, {4}), {3}}), d);
   const ElementType acc = s.dtype();
   s = b.multiply(s, b.constant_splat(o.scale, s.type()));
   if (bias && bias->dtype() == ElementType::kPred) {  // true: takes part
@@ -113,7 +108,8 @@ AttentionOutputs lower_attention(hlo::Builder& b, const hlo::Value& q, const hlo
   hlo::Value safe_total = b.select(empty_row, b.constant_splat(1, total.type()), total);
   hlo::Value weights = b.divide(p, rows_to(b, safe_total, p.dims()));
   // The weights meet v in v's dtype, as the unfused path multiplies them.
-  hlo::Value out = dot(b, grouped(b, convert_to(b, weights, v.dtype()), d), v, {{0, 1}, {0, 1}, qdims(d, {4}), {2}});
+  hlo::Value out =
+      accumulate_dot(b, grouped(b, convert_to(b, weights, v.dtype()), d), v, {{0, 1}, {0, 1}, qdims(d, {4}), {2}});
   AttentionOutputs r;
   r.out = convert_to(b, ungrouped(b, out, d), q.dtype());
   // In the accumulation type (f64 for f64 inputs), as CPU's flash kernel
@@ -143,11 +139,11 @@ AttentionGrads lower_attention_backward(hlo::Builder& b, const hlo::Value& grad_
   AttentionGrads g;
   if (want_v) {
     // sum over G and L: [B, Hkv, S, Ev]
-    g.v = convert_to(b, dot(b, p5, dy5, {{0, 1}, {0, 1}, qdims(d, {2, 3}), qdims(d, {2, 3})}), v.dtype());
+    g.v = convert_to(b, accumulate_dot(b, p5, dy5, {{0, 1}, {0, 1}, qdims(d, {2, 3}), qdims(d, {2, 3})}), v.dtype());
   }
   if (!(want_q || want_k || want_bias)) return g;
   // d weights = dy . v^T: [B, Hkv, G, L, S]
-  hlo::Value dp = dot(b, dy5, vf, {{0, 1}, {0, 1}, qdims(d, {4}), {3}});
+  hlo::Value dp = accumulate_dot(b, dy5, vf, {{0, 1}, {0, 1}, qdims(d, {4}), {3}});
   hlo::Value row = sum_over(b, b.multiply(p5, dp), qdims(d, {4}));  // [B, Hkv, G, L]
   hlo::Value ds = b.multiply(p5, b.subtract(dp, b.broadcast_in_dim(row, dp.dims(), qdims(d, {0, 1, 2, 3}))));
   if (want_bias) {
@@ -165,12 +161,13 @@ AttentionGrads lower_attention_backward(hlo::Builder& b, const hlo::Value& grad_
   hlo::Value dscaled = b.multiply(ds, b.constant_splat(options.scale, ds.type()));
   if (want_q) {
     // [B, Hkv, G, L, S] . [B, Hkv, S, E] -> [B, Hkv, G, L, E]
-    g.q = convert_to(b, ungrouped(b, dot(b, dscaled, kf, {{0, 1}, {0, 1}, qdims(d, {4}), {2}}), d), q.dtype());
+    hlo::Value dq = accumulate_dot(b, dscaled, kf, {{0, 1}, {0, 1}, qdims(d, {4}), {2}});
+    g.q = convert_to(b, ungrouped(b, dq, d), q.dtype());
   }
   if (want_k) {
     // sum over G and L: [B, Hkv, S, E]
-    g.k = convert_to(b, dot(b, dscaled, grouped(b, qf, d), {{0, 1}, {0, 1}, qdims(d, {2, 3}), qdims(d, {2, 3})}),
-                     k.dtype());
+    hlo::Value dk = accumulate_dot(b, dscaled, grouped(b, qf, d), {{0, 1}, {0, 1}, qdims(d, {2, 3}), qdims(d, {2, 3})});
+    g.k = convert_to(b, dk, k.dtype());
   }
   return g;
 }
