@@ -8,7 +8,6 @@
 // the `info` outputs, which ATen checks with a sync as it does on CUDA.
 // Lowerings: csrc/ops/linalg/cholesky.cc and lu.cc.
 #include <ATen/core/Tensor.h>
-#include <ATen/native/Resize.h>
 #include <ATen/ops/_linalg_check_errors.h>
 #include <ATen/ops/empty.h>
 #include <c10/core/ScalarType.h>
@@ -20,6 +19,7 @@
 
 #include "aten/dtypes.h"
 #include "aten/lazy_bits.h"
+#include "aten/linalg_glue.h"
 #include "aten/op_runner.h"
 #include "ops/linalg/cholesky.h"
 #include "ops/linalg/lu.h"
@@ -29,57 +29,13 @@ namespace torch_tpu::aten {
 
 namespace {
 
-using Tensor = at::Tensor;
-using Values = std::vector<hlo::Value>;
-
-// The lowering gets the operands' values; scalars are never needed here.
-template <class F>
-std::vector<Tensor> run(const char* op, std::string key, std::vector<Tensor> tensors, F f) {
-  return run_op(OpCall{op, std::move(key), {tensors.begin(), tensors.end()}, {}},
-                [f](hlo::Builder& b, const Values& t, const Values&) { return f(b, t); });
-}
-
-std::string flags(std::initializer_list<bool> bits) {
-  std::string s;
-  for (bool bit : bits) s.push_back(bit ? '1' : '0');
-  return s;
-}
-
-void check_dtype(const Tensor& a, const char* api) {
-  const c10::ScalarType t = a.scalar_type();
-  TORCH_CHECK(c10::isFloatingType(t) || c10::isComplexType(t), api,
-              ": Expected a floating point or complex tensor as input. Got ", t);
-  TORCH_CHECK(t != at::kHalf && t != at::kBFloat16, api, ": Low precision dtypes not supported. Got ", t);
-  to_element_type(t, api);
-}
-
-void check_matrix(const Tensor& a, const char* api, const char* name, bool square) {
-  TORCH_CHECK(a.dim() >= 2, api, ": The input tensor ", name, " must have at least 2 dimensions.");
-  if (square) {
-    TORCH_CHECK(a.size(-1) == a.size(-2), api, ": ", name, " must be batches of square matrices, but they are ",
-                a.size(-2), " by ", a.size(-1), " matrices");
-  }
-  check_dtype(a, api);
-}
-
-void check_same_dtype(const Tensor& a, const Tensor& b, const char* api) {
-  TORCH_CHECK(a.scalar_type() == b.scalar_type(), api,
-              ": Expected A and B to have the same dtype, but found A of type ",
-              a.scalar_type(), " and B of type ", b.scalar_type(), " instead");
-}
-
-void write(Tensor& out, const Tensor& value) {
-  TORCH_CHECK(c10::canCast(value.scalar_type(), out.scalar_type()), "Expected out tensor to have dtype ",
-              value.dtype(), ", but got ", out.dtype(), " instead");
-  at::native::resize_output(out, value.sizes());
-  out.copy_(value);
-}
+using namespace linalg;
 
 // ---- Cholesky ---------------------------------------------------------------------
 
 std::tuple<Tensor, Tensor> tpu_cholesky_ex(const Tensor& self, bool upper, bool check_errors) {
   check_matrix(self, "linalg.cholesky", "A", true);
-  auto r = run("aten::linalg_cholesky_ex", flags({upper}), {self}, [upper](hlo::Builder& b, const Values& t) {
+  auto r = run_linalg("aten::linalg_cholesky_ex", flags({upper}), {self}, [upper](hlo::Builder& b, const Values& t) {
     auto [l, info] = ops::lower_cholesky_ex(b, t[0], upper);
     return Values{l, info};
   });
@@ -109,7 +65,7 @@ Tensor& tpu_cholesky_out(const Tensor& self, bool upper, Tensor& out) {
 Tensor tpu_cholesky_solve_helper(const Tensor& self, const Tensor& a, bool upper) {
   check_matrix(a, "cholesky_solve", "A", true);
   check_same_dtype(a, self, "cholesky_solve");
-  return run("aten::_cholesky_solve_helper", flags({upper}), {self, a},
+  return run_linalg("aten::_cholesky_solve_helper", flags({upper}), {self, a},
              [upper](hlo::Builder& b, const Values& t) {
                return Values{ops::lower_cholesky_solve(b, t[0], t[1], upper)};
              })
@@ -123,7 +79,7 @@ Tensor& tpu_cholesky_solve_helper_out(const Tensor& self, const Tensor& a, bool 
 
 Tensor tpu_cholesky_inverse(const Tensor& self, bool upper) {
   check_matrix(self, "cholesky_inverse", "input", true);
-  return run("aten::cholesky_inverse", flags({upper}), {self},
+  return run_linalg("aten::cholesky_inverse", flags({upper}), {self},
              [upper](hlo::Builder& b, const Values& t) {
                return Values{ops::lower_cholesky_inverse(b, t[0], upper)};
              })
@@ -145,7 +101,7 @@ Tensor tpu_solve_triangular(const Tensor& a, const Tensor& rhs, bool upper, bool
   TORCH_CHECK(n == shared, "linalg.solve_triangular: Incompatible shapes of A and B for the equation ",
               left ? "AX = B" : "XA = B", " (", a.size(-2), "x", n, " and ", rhs.size(-2), "x", rhs.size(-1), ")");
   // PyTorch lets lazily conjugated / negated views through to this op.
-  return run("aten::linalg_solve_triangular", flags({upper, left, unitriangular}),
+  return run_linalg("aten::linalg_solve_triangular", flags({upper, left, unitriangular}),
              {without_lazy_bits(a), without_lazy_bits(rhs)},
              [upper, left, unitriangular](hlo::Builder& b, const Values& t) {
                return Values{ops::lower_solve_triangular(b, t[0], t[1], upper, left, unitriangular)};
@@ -169,7 +125,7 @@ std::tuple<Tensor, Tensor> tpu_triangular_solve(const Tensor& self, const Tensor
   check_same_dtype(a, self, "triangular_solve");
   TORCH_CHECK(a.size(-1) == self.size(-2), "Incompatible matrix sizes for triangular_solve: each A matrix is ",
               a.size(-2), " by ", a.size(-1), " but each b matrix is ", self.size(-2), " by ", self.size(-1));
-  auto r = run("aten::triangular_solve", flags({upper, transpose, unitriangular}), {self, a},
+  auto r = run_linalg("aten::triangular_solve", flags({upper, transpose, unitriangular}), {self, a},
                [upper, transpose, unitriangular](hlo::Builder& b, const Values& t) {
                  hlo::Value x = ops::lower_triangular_solve(b, t[0], t[1], upper, transpose, unitriangular);
                  // The coefficient comes back broadcast to the solution's batch.
@@ -196,7 +152,7 @@ std::tuple<Tensor&, Tensor&> tpu_triangular_solve_out(const Tensor& self, const 
 std::tuple<Tensor, Tensor, Tensor> tpu_lu_factor_ex(const Tensor& a, bool pivot, bool check_errors) {
   check_matrix(a, "torch.linalg.lu_factor", "A", false);
   TORCH_CHECK(pivot, "linalg.lu_factor: LU without pivoting is not implemented on the CPU");
-  auto r = run("aten::linalg_lu_factor_ex", "", {a}, [](hlo::Builder& b, const Values& t) {
+  auto r = run_linalg("aten::linalg_lu_factor_ex", "", {a}, [](hlo::Builder& b, const Values& t) {
     ops::LuFactors f = ops::lower_lu_factor(b, t[0]);
     return Values{f.lu, f.pivots, f.info};
   });
@@ -216,7 +172,7 @@ std::tuple<Tensor&, Tensor&, Tensor&> tpu_lu_factor_ex_out(const Tensor& a, bool
 std::tuple<Tensor, Tensor, Tensor> tpu_linalg_lu(const Tensor& a, bool pivot) {
   check_matrix(a, "linalg.lu", "A", false);
   TORCH_CHECK(pivot, "linalg.lu: LU without pivoting is not implemented on the CPU");
-  auto r = run("aten::linalg_lu", "", {a}, [](hlo::Builder& b, const Values& t) {
+  auto r = run_linalg("aten::linalg_lu", "", {a}, [](hlo::Builder& b, const Values& t) {
     ops::LuFactors f = ops::lower_lu_factor(b, t[0]);
     auto [p, l, u] = ops::lower_lu_unpack(b, f.lu, f.perm);
     return Values{p, l, u};
@@ -241,7 +197,7 @@ std::tuple<Tensor, Tensor, Tensor> tpu_lu_unpack(const Tensor& lu, const Tensor&
               "Note: this function is intended to be used with the output produced by torch.linalg.lu_factor");
   to_element_type(lu.scalar_type(), "aten::lu_unpack");
   const int64_t m = lu.size(-2);
-  auto r = run("aten::lu_unpack", flags({unpack_data, unpack_pivots}), {lu, pivots},
+  auto r = run_linalg("aten::lu_unpack", flags({unpack_data, unpack_pivots}), {lu, pivots},
                [m](hlo::Builder& b, const Values& t) {
                  auto [p, l, u] = ops::lower_lu_unpack(b, t[0], ops::pivots_to_perm(b, t[1], m));
                  return Values{p, l, u};
@@ -268,7 +224,7 @@ Tensor tpu_lu_solve(const Tensor& lu, const Tensor& pivots, const Tensor& rhs, b
   TORCH_CHECK(left ? rhs.size(-2) == n : rhs.size(-1) == n, "linalg.lu_solve: Incompatible shapes of A and B for ",
               "the equation ", left ? "AX = B" : "XA = B", " (", n, "x", n, " and ", rhs.size(-2), "x",
               rhs.size(-1), ")");
-  return run("aten::linalg_lu_solve", flags({left, adjoint}), {lu, pivots, rhs},
+  return run_linalg("aten::linalg_lu_solve", flags({left, adjoint}), {lu, pivots, rhs},
              [n, left, adjoint](hlo::Builder& b, const Values& t) {
                return Values{ops::lower_lu_solve(b, t[0], ops::pivots_to_perm(b, t[1], n), t[2], left, adjoint)};
              })
@@ -300,7 +256,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> tpu_solve_ex(const Tensor& a, const T
   const int64_t n = a.size(-1);
   TORCH_CHECK(left ? b2.size(-2) == n : b2.size(-1) == n, "linalg.solve: Incompatible shapes of A and B for the ",
               "equation ", left ? "AX = B" : "XA = B", " (", n, "x", n, " and ", b2.size(-2), "x", b2.size(-1), ")");
-  auto r = run("aten::_linalg_solve_ex", flags({left}), {a, b2}, [left](hlo::Builder& b, const Values& t) {
+  auto r = run_linalg("aten::_linalg_solve_ex", flags({left}), {a, b2}, [left](hlo::Builder& b, const Values& t) {
     ops::LuFactors f = ops::lower_lu_factor(b, t[0]);
     return Values{ops::lower_lu_solve(b, f.lu, f.perm, t[1], left, false), f.lu, f.pivots, f.info};
   });
@@ -322,7 +278,7 @@ std::tuple<Tensor&, Tensor&, Tensor&, Tensor&> tpu_solve_ex_out(const Tensor& a,
 
 std::tuple<Tensor, Tensor> tpu_inv_ex(const Tensor& a, bool check_errors) {
   check_matrix(a, "linalg.inv", "A", true);
-  auto r = run("aten::linalg_inv_ex", "", {a}, [](hlo::Builder& b, const Values& t) {
+  auto r = run_linalg("aten::linalg_inv_ex", "", {a}, [](hlo::Builder& b, const Values& t) {
     ops::LuFactors f = ops::lower_lu_factor(b, t[0]);
     hlo::Value eye = b.select(
         b.compare(b.iota(hlo::TensorType(ElementType::kS32, t[0].dims()), t[0].rank() - 1),
@@ -349,7 +305,7 @@ bool factors_transpose(const Tensor& a) { return a.is_contiguous() && !a.is_comp
 std::tuple<Tensor, Tensor, Tensor> tpu_linalg_det(const Tensor& a) {
   check_matrix(a, "linalg.det", "A", true);
   const bool use_t = factors_transpose(a);
-  auto r = run("aten::_linalg_det", flags({use_t}), {a}, [use_t](hlo::Builder& b, const Values& t) {
+  auto r = run_linalg("aten::_linalg_det", flags({use_t}), {a}, [use_t](hlo::Builder& b, const Values& t) {
     ops::LuFactors f = ops::lower_lu_factor(b, use_t ? ops::matrix::transpose(b, t[0], false) : t[0]);
     return Values{ops::lower_det_from_lu(b, f.lu, f.pivots), f.lu, f.pivots};
   });
@@ -367,7 +323,7 @@ std::tuple<Tensor&, Tensor&, Tensor&> tpu_linalg_det_out(const Tensor& a, Tensor
 std::tuple<Tensor, Tensor, Tensor, Tensor> tpu_linalg_slogdet(const Tensor& a) {
   check_matrix(a, "linalg.slogdet", "A", true);
   const bool use_t = factors_transpose(a);
-  auto r = run("aten::_linalg_slogdet", flags({use_t}), {a}, [use_t](hlo::Builder& b, const Values& t) {
+  auto r = run_linalg("aten::_linalg_slogdet", flags({use_t}), {a}, [use_t](hlo::Builder& b, const Values& t) {
     ops::LuFactors f = ops::lower_lu_factor(b, use_t ? ops::matrix::transpose(b, t[0], false) : t[0]);
     auto [sign, logabs] = ops::lower_slogdet_from_lu(b, f.lu, f.pivots);
     return Values{sign, logabs, f.lu, f.pivots};

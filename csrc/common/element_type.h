@@ -122,6 +122,13 @@ constexpr bool is_complex(ElementType t) {
   return t == ElementType::kC64 || t == ElementType::kC128;
 }
 
+// The type of a complex type's parts; real types are their own.
+constexpr ElementType real_part_type(ElementType t) {
+  if (t == ElementType::kC64) return ElementType::kF32;
+  if (t == ElementType::kC128) return ElementType::kF64;
+  return t;
+}
+
 constexpr bool is_unsigned(ElementType t) {
   return t == ElementType::kU8 || t == ElementType::kU16 ||
          t == ElementType::kU32 || t == ElementType::kU64;

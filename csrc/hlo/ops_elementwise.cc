@@ -11,10 +11,6 @@ namespace torch_tpu::hlo {
 
 namespace {
 
-ElementType complex_part_type(ElementType t) {
-  return t == ElementType::kC128 ? ElementType::kF64 : ElementType::kF32;
-}
-
 bool is_predicate_op(std::string_view op) {
   return op == "stablehlo.is_finite" || op == "chlo.is_inf" ||
          op == "chlo.is_pos_inf" || op == "chlo.is_neg_inf";
@@ -105,7 +101,7 @@ Value Builder::unary(std::string_view op_name, const Value& x) {
   if (is_predicate_op(op_name)) {
     result.dtype = ElementType::kPred;
   } else if (drops_complex(op_name) && is_complex(x.dtype())) {
-    result.dtype = complex_part_type(x.dtype());
+    result.dtype = real_part_type(x.dtype());
   }
   return append_op1(op_name, {x}, result);
 }

@@ -122,19 +122,6 @@ hlo::Value permutation_matrix(hlo::Builder& b, const hlo::Value& perm, ElementTy
                   b.constant_splat(0, TensorType(dtype, dims)));
 }
 
-// Batched x @ y over equal batch dims.
-hlo::Value matmul(hlo::Builder& b, const hlo::Value& x, const hlo::Value& y) {
-  hlo::DotDims dims;
-  const int64_t nb = x.rank() - 2;
-  for (int64_t d = 0; d < nb; ++d) {
-    dims.lhs_batch_dims.push_back(d);
-    dims.rhs_batch_dims.push_back(d);
-  }
-  dims.lhs_contracting_dims = {nb + 1};
-  dims.rhs_contracting_dims = {nb};
-  return b.dot_general(x, y, dims, hlo::Precision::kHighest);
-}
-
 bool is_empty(const hlo::Value& x) { return count(x.dims()) == 0; }
 
 }  // namespace
@@ -211,14 +198,14 @@ hlo::Value lower_lu_solve(hlo::Builder& b, const hlo::Value& lu, const hlo::Valu
   using hlo::Transpose;
   if (!adjoint) {
     // L U X = P^T B
-    y = matmul(b, matrix::transpose(b, p, false), y);
+    y = matrix::matmul(b, matrix::transpose(b, p, false), y);
     y = b.triangular_solve(f, y, true, /*lower=*/true, /*unit=*/true, Transpose::kNoTranspose);
     return b.triangular_solve(f, y, true, /*lower=*/false, /*unit=*/false, Transpose::kNoTranspose);
   }
   // U^H L^H P^T X = B
   y = b.triangular_solve(f, y, true, /*lower=*/false, /*unit=*/false, Transpose::kAdjoint);
   y = b.triangular_solve(f, y, true, /*lower=*/true, /*unit=*/true, Transpose::kAdjoint);
-  return matmul(b, p, y);
+  return matrix::matmul(b, p, y);
 }
 
 namespace {

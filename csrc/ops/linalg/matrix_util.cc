@@ -50,6 +50,18 @@ hlo::Value diagonal(hlo::Builder& b, const hlo::Value& x) {
   return reduce(b, masked, x.rank() - 1, "stablehlo.add", 0);
 }
 
+hlo::Value matmul(hlo::Builder& b, const hlo::Value& x, const hlo::Value& y) {
+  hlo::DotDims dims;
+  const int64_t nb = x.rank() - 2;
+  for (int64_t d = 0; d < nb; ++d) {
+    dims.lhs_batch_dims.push_back(d);
+    dims.rhs_batch_dims.push_back(d);
+  }
+  dims.lhs_contracting_dims = {nb + 1};
+  dims.rhs_contracting_dims = {nb};
+  return b.dot_general(x, y, dims, hlo::Precision::kHighest);
+}
+
 hlo::Value reduce(hlo::Builder& b, const hlo::Value& x, int64_t dim, const char* op_name, double init) {
   const hlo::TensorType scalar = hlo::TensorType::scalar(x.dtype());
   std::string name = op_name;
@@ -58,6 +70,23 @@ hlo::Value reduce(hlo::Builder& b, const hlo::Value& x, int64_t dim, const char*
                     return std::vector<hlo::Value>{r.binary(name, args[0], args[1])};
                   })
       .at(0);
+}
+
+hlo::Value flatten_batch(hlo::Builder& b, const hlo::Value& x) {
+  int64_t batch = 1;
+  for (int64_t d : batch_dims(x)) batch *= d;
+  return b.reshape(x, {batch, x.dims()[x.rank() - 2], x.dims()[x.rank() - 1]});
+}
+
+hlo::Value from_real(hlo::Builder& b, const hlo::Value& x, ElementType dtype) {
+  if (!is_complex(dtype)) return x;
+  return b.complex(x, b.constant_splat(0, x.type()));
+}
+
+hlo::Value abs_squared(hlo::Builder& b, const hlo::Value& x) {
+  if (!is_complex(x.dtype())) return b.multiply(x, x);
+  hlo::Value re = b.real(x), im = b.imag(x);
+  return b.add(b.multiply(re, re), b.multiply(im, im));
 }
 
 hlo::Value broadcast_batch(hlo::Builder& b, const hlo::Value& x, const std::vector<int64_t>& batch) {

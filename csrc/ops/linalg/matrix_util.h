@@ -1,5 +1,5 @@
 // Small building blocks of the matrix decompositions and solvers
-// (cholesky.cc, lu.cc): batched matrices are [..., rows, cols].
+// (cholesky.cc, lu.cc, qr.cc, jacobi.cc): batched matrices are [..., rows, cols].
 #pragma once
 
 #include <cstdint>
@@ -29,8 +29,22 @@ hlo::Value identity(hlo::Builder& b, ElementType dtype, const std::vector<int64_
 // The main diagonal [..., min(rows, cols)].
 hlo::Value diagonal(hlo::Builder& b, const hlo::Value& x);
 
+// Batched x @ y over equal batch dims, at HIGHEST precision (a TPU would
+// otherwise multiply f32 in bf16 passes).
+hlo::Value matmul(hlo::Builder& b, const hlo::Value& x, const hlo::Value& y);
+
 // Sum / max / min / product over dimension `dim` (removed).
 hlo::Value reduce(hlo::Builder& b, const hlo::Value& x, int64_t dim, const char* op_name, double init);
+
+// x [..., rows, cols] as [batch, rows, cols], batch the product of its
+// batch dims.
+hlo::Value flatten_batch(hlo::Builder& b, const hlo::Value& x);
+
+// A real value as `dtype` (the real part of a complex one).
+hlo::Value from_real(hlo::Builder& b, const hlo::Value& x, ElementType dtype);
+
+// |x|^2 in x's real type.
+hlo::Value abs_squared(hlo::Builder& b, const hlo::Value& x);
 
 // a and b broadcast to the broadcast of their batch dims (their own last
 // two dims kept).

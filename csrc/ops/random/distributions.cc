@@ -13,12 +13,6 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 
-ElementType real_part_type(ElementType t) {
-  if (t == ElementType::kC64) return ElementType::kF32;
-  if (t == ElementType::kC128) return ElementType::kF64;
-  return t;
-}
-
 std::vector<int64_t> with_pair_dim(const std::vector<int64_t>& dims) {
   std::vector<int64_t> out = dims;
   out.push_back(2);

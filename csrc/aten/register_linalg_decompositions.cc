@@ -1,0 +1,195 @@
+// ATen glue for the orthogonal decompositions: QR (geqrf,
+// linalg_householder_product, ormqr, linalg_qr), the Hermitian
+// eigendecomposition (_linalg_eigh) and the SVD (_linalg_svd). What
+// torch.linalg builds on them (eigvalsh, svdvals, pinv, matrix_rank, cond,
+// the nuclear and spectral norms) is composite over these, and so are
+// their backward formulas.
+// Lowerings: csrc/ops/linalg/qr.cc and jacobi.cc.
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
+#include <torch/library.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+
+#include "aten/linalg_glue.h"
+#include "ops/linalg/jacobi.h"
+#include "ops/linalg/matrix_util.h"
+#include "ops/linalg/qr.h"
+
+namespace torch_tpu::aten {
+
+namespace {
+
+using namespace linalg;
+
+Tensor empty_like_dtype(const Tensor& a) { return at::empty({0}, a.options()); }
+
+void check_equal_batches(const Tensor& a, const Tensor& b, int64_t a_tail, int64_t b_tail, const char* api,
+                         const char* a_name, const char* b_name) {
+  TORCH_CHECK(a.dim() - a_tail == b.dim() - b_tail &&
+                  a.sizes().slice(0, a.dim() - a_tail) == b.sizes().slice(0, b.dim() - b_tail),
+              api, ": Expected batch dimensions of ", b_name, " to be equal to ", a_name, "'s batch dimensions, but got ",
+              a_name, " of shape ", a.sizes(), " and ", b_name, " of shape ", b.sizes());
+}
+
+// ---- QR ---------------------------------------------------------------------------
+
+std::tuple<Tensor, Tensor> tpu_geqrf(const Tensor& self) {
+  check_matrix(self, "torch.geqrf", "input", false);
+  auto r = run_linalg("aten::geqrf", "", {self}, [](hlo::Builder& b, const Values& t) {
+    auto [a, tau] = ops::lower_geqrf(b, t[0]);
+    return Values{a, tau};
+  });
+  return {r[0], r[1]};
+}
+
+std::tuple<Tensor&, Tensor&> tpu_geqrf_out(const Tensor& self, Tensor& a, Tensor& tau) {
+  auto [av, tv] = tpu_geqrf(self);
+  write(a, av);
+  write(tau, tv);
+  return {a, tau};
+}
+
+void check_reflectors(const Tensor& input, const Tensor& tau, const char* api) {
+  check_matrix(input, api, "input", false);
+  check_same_dtype(input, tau, api);
+  TORCH_CHECK(input.dim() - tau.dim() == 1, api, ": Expected tau to have one dimension less than input, but got ",
+              "tau.ndim equal to ", tau.dim(), " and input.ndim is equal to ", input.dim());
+  TORCH_CHECK(tau.size(-1) <= input.size(-1), api,
+              ": input.shape[-1] must be greater than or equal to tau.shape[-1]");
+  check_equal_batches(input, tau, 2, 1, api, "input", "tau");
+}
+
+Tensor tpu_householder_product(const Tensor& input, const Tensor& tau) {
+  const char* api = "torch.linalg.householder_product";
+  check_reflectors(input, tau, api);
+  TORCH_CHECK(input.size(-2) >= input.size(-1), api,
+              ": input.shape[-2] must be greater than or equal to input.shape[-1]");
+  return run_linalg("aten::linalg_householder_product", "", {input, tau},
+                    [](hlo::Builder& b, const Values& t) {
+                      return Values{ops::lower_householder_product(b, t[0], t[1])};
+                    })
+      .at(0);
+}
+
+Tensor& tpu_householder_product_out(const Tensor& input, const Tensor& tau, Tensor& out) {
+  write(out, tpu_householder_product(input, tau));
+  return out;
+}
+
+Tensor tpu_ormqr(const Tensor& input, const Tensor& tau, const Tensor& other, bool left, bool transpose) {
+  const char* api = "torch.ormqr";
+  check_reflectors(input, tau, api);
+  TORCH_CHECK(other.dim() >= 2, api, ": other must have at least 2 dimensions.");
+  check_same_dtype(input, other, api);
+  const int64_t side = left ? -2 : -1;
+  TORCH_CHECK(other.size(side) == input.size(-2), api, ": other.shape[", side,
+              "] must be equal to input.shape[-2]");
+  TORCH_CHECK(tau.size(-1) <= other.size(side), api, ": tau.shape[-1] must be less than or equal to other.shape[",
+              side, "]");
+  check_equal_batches(input, other, 2, 2, api, "input", "other");
+  return run_linalg("aten::ormqr", flags({left, transpose}), {input, tau, other},
+                    [left, transpose](hlo::Builder& b, const Values& t) {
+                      return Values{ops::lower_apply_householder(b, t[0], t[1], t[2], left, transpose)};
+                    })
+      .at(0);
+}
+
+Tensor& tpu_ormqr_out(const Tensor& input, const Tensor& tau, const Tensor& other, bool left, bool transpose,
+                      Tensor& out) {
+  write(out, tpu_ormqr(input, tau, other, left, transpose));
+  return out;
+}
+
+std::tuple<Tensor, Tensor> tpu_linalg_qr(const Tensor& a, c10::string_view mode) {
+  TORCH_CHECK(mode == "reduced" || mode == "complete" || mode == "r", "qr received unrecognized mode '", mode,
+              "' but expected one of 'reduced' (default), 'r', or 'complete'");
+  check_matrix(a, "linalg.qr", "A", false);
+  if (mode == "r") {
+    auto r = run_linalg("aten::linalg_qr", "r", {a}, [](hlo::Builder& b, const Values& t) {
+      return Values{std::get<1>(ops::lower_qr(b, t[0], false))};
+    });
+    return {empty_like_dtype(a), r[0]};
+  }
+  const bool complete = mode == "complete";
+  auto r = run_linalg("aten::linalg_qr", flags({complete}), {a}, [complete](hlo::Builder& b, const Values& t) {
+    auto [q, rr] = ops::lower_qr(b, t[0], complete);
+    return Values{q, rr};
+  });
+  return {r[0], r[1]};
+}
+
+std::tuple<Tensor&, Tensor&> tpu_linalg_qr_out(const Tensor& a, c10::string_view mode, Tensor& q, Tensor& r) {
+  auto [qv, rv] = tpu_linalg_qr(a, mode);
+  write(q, qv);
+  write(r, rv);
+  return {q, r};
+}
+
+// ---- eigh and SVD ---------------------------------------------------------------------
+
+std::tuple<Tensor, Tensor> tpu_linalg_eigh(const Tensor& a, c10::string_view uplo, bool compute_v) {
+  TORCH_CHECK(uplo == "L" || uplo == "U" || uplo == "l" || uplo == "u",
+              "Expected UPLO argument to be 'L' or 'U', but got ", uplo);
+  check_matrix(a, "linalg.eigh", "A", true);
+  const bool upper = uplo == "U" || uplo == "u";
+  auto r = run_linalg("aten::_linalg_eigh", flags({upper}), {a}, [upper](hlo::Builder& b, const Values& t) {
+    ops::Eigh e = ops::lower_eigh(b, t[0], upper);
+    return Values{e.eigenvalues, e.eigenvectors};
+  });
+  return {r[0], compute_v ? r[1] : empty_like_dtype(a)};
+}
+
+std::tuple<Tensor&, Tensor&> tpu_linalg_eigh_out(const Tensor& a, c10::string_view uplo, bool compute_v,
+                                                 Tensor& eigenvalues, Tensor& eigenvectors) {
+  auto [w, v] = tpu_linalg_eigh(a, uplo, compute_v);
+  write(eigenvalues, w);
+  write(eigenvectors, v);
+  return {eigenvalues, eigenvectors};
+}
+
+std::tuple<Tensor, Tensor, Tensor> tpu_linalg_svd(const Tensor& a, bool full_matrices, bool compute_uv,
+                                                  std::optional<c10::string_view> driver) {
+  TORCH_CHECK(!driver.has_value(),
+              "torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with cuSOLVER backend.");
+  check_matrix(a, "linalg.svd", "A", false);
+  const bool full = full_matrices && compute_uv;
+  auto r = run_linalg("aten::_linalg_svd", flags({full}), {a}, [full](hlo::Builder& b, const Values& t) {
+    ops::Svd s = ops::lower_svd(b, t[0], full);
+    return Values{s.u, s.s, s.vh};
+  });
+  if (!compute_uv) return {empty_like_dtype(a), r[1], empty_like_dtype(a)};
+  return {r[0], r[1], r[2]};
+}
+
+std::tuple<Tensor&, Tensor&, Tensor&> tpu_linalg_svd_out(const Tensor& a, bool full_matrices, bool compute_uv,
+                                                         std::optional<c10::string_view> driver, Tensor& u,
+                                                         Tensor& s, Tensor& vh) {
+  auto [uv, sv, vhv] = tpu_linalg_svd(a, full_matrices, compute_uv, driver);
+  write(u, uv);
+  write(s, sv);
+  write(vh, vhv);
+  return {u, s, vh};
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("geqrf", tpu_geqrf);
+  m.impl("geqrf.a", tpu_geqrf_out);
+  m.impl("linalg_householder_product", tpu_householder_product);
+  m.impl("linalg_householder_product.out", tpu_householder_product_out);
+  m.impl("ormqr", tpu_ormqr);
+  m.impl("ormqr.out", tpu_ormqr_out);
+  m.impl("linalg_qr", tpu_linalg_qr);
+  m.impl("linalg_qr.out", tpu_linalg_qr_out);
+  m.impl("_linalg_eigh", tpu_linalg_eigh);
+  m.impl("_linalg_eigh.eigenvalues", tpu_linalg_eigh_out);
+  m.impl("_linalg_svd", tpu_linalg_svd);
+  m.impl("_linalg_svd.U", tpu_linalg_svd_out);
+}
+
+}  // namespace torch_tpu::aten
