@@ -29,7 +29,8 @@ CI_OPS = [
     "softmax", "log_softmax",
     # linear algebra
     "mm", "bmm", "addmm", "matmul", "nn.functional.linear", "baddbmm", "mv", "dot", "einsum",
-    "linalg.cholesky", "linalg.solve", "linalg.det", "cdist",
+    "linalg.cholesky", "linalg.solve", "linalg.det", "cdist", "linalg.qr", "linalg.eigh", "linalg.svd",
+    "linalg.lstsq",
     # fft and special functions
     "fft.fft", "fft.irfft", "i0", "special.erfcx", "special.chebyshev_polynomial_t",
     # shapes and views
@@ -45,11 +46,13 @@ CI_OPS = [
 ]
 
 # complex64: the elementwise math, products (with lazily conjugated
-# operands among the samples), solvers, norms, FFTs, conversions to real.
+# operands among the samples), solvers and decompositions, norms, FFTs,
+# conversions to real.
 CI_COMPLEX_OPS = [
     "add", "mul", "div.no_rounding_mode", "abs", "angle", "sgn", "exp", "log", "sqrt", "sin", "tanh", "sigmoid",
     "asinh", "pow", "lerp", "sum", "mean", "prod", "mm", "matmul", "bmm", "addmm", "dot", "vdot", "cov",
-    "linalg.solve", "linalg.det", "linalg.lu_factor", "linalg.vector_norm", "fft.fft", "fft.ifft", "cat",
+    "linalg.solve", "linalg.det", "linalg.lu_factor", "linalg.qr", "linalg.eigh",
+    "linalg.vector_norm", "fft.fft", "fft.ifft", "cat",
     "transpose", "conj", "conj_physical", "real", "view_as_real", "float", "bool", "to",
     "nn.functional.silu.complex",
 ]

@@ -3,10 +3,17 @@
 // eigendecomposition (_linalg_eigh) and the SVD (_linalg_svd). What
 // torch.linalg builds on them (eigvalsh, svdvals, pinv, matrix_rank, cond,
 // the nuclear and spectral norms) is composite over these, and so are
-// their backward formulas.
+// their backward formulas. Least squares (linalg_lstsq) is solved over QR
+// or the SVD.
 // Lowerings: csrc/ops/linalg/qr.cc and jacobi.cc.
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/_linalg_check_errors.h>
+#include <ATen/ops/any.h>
 #include <ATen/ops/empty.h>
+#include <c10/util/Exception.h>
+
+#include <algorithm>
+#include <limits>
 #include <torch/library.h>
 
 #include <optional>
@@ -16,6 +23,7 @@
 
 #include "aten/linalg_glue.h"
 #include "ops/linalg/jacobi.h"
+#include "ops/linalg/lstsq.h"
 #include "ops/linalg/matrix_util.h"
 #include "ops/linalg/qr.h"
 
@@ -138,8 +146,10 @@ std::tuple<Tensor, Tensor> tpu_linalg_eigh(const Tensor& a, c10::string_view upl
   const bool upper = uplo == "U" || uplo == "u";
   auto r = run_linalg("aten::_linalg_eigh", flags({upper}), {a}, [upper](hlo::Builder& b, const Values& t) {
     ops::Eigh e = ops::lower_eigh(b, t[0], upper);
-    return Values{e.eigenvalues, e.eigenvectors};
+    return Values{e.eigenvalues, e.eigenvectors, e.info};
   });
+  // A sync, as on CPU and CUDA; only non-finite input fails here.
+  at::_linalg_check_errors(r[2], "linalg.eigh", a.dim() == 2);
   return {r[0], compute_v ? r[1] : empty_like_dtype(a)};
 }
 
@@ -159,8 +169,11 @@ std::tuple<Tensor, Tensor, Tensor> tpu_linalg_svd(const Tensor& a, bool full_mat
   const bool full = full_matrices && compute_uv;
   auto r = run_linalg("aten::_linalg_svd", flags({full}), {a}, [full](hlo::Builder& b, const Values& t) {
     ops::Svd s = ops::lower_svd(b, t[0], full);
-    return Values{s.u, s.s, s.vh};
+    return Values{s.u, s.s, s.vh, s.info};
   });
+  // A sync, as on CPU and CUDA.
+  TORCH_CHECK(!r[3].any().item<bool>(),
+              "linalg.svd: The algorithm failed to converge because the input matrix contained non-finite values.");
   if (!compute_uv) return {empty_like_dtype(a), r[1], empty_like_dtype(a)};
   return {r[0], r[1], r[2]};
 }
@@ -173,6 +186,56 @@ std::tuple<Tensor&, Tensor&, Tensor&> tpu_linalg_svd_out(const Tensor& a, bool f
   write(s, sv);
   write(vh, vhv);
   return {u, s, vh};
+}
+
+// ---- least squares -------------------------------------------------------------------
+
+// The drivers' outputs follow CPU's: gels gives residuals (m > n) but no
+// rank; gelsy the rank only; gelsd / gelss the rank, the singular values and
+// residuals when m > n and every matrix has full rank (a sync, as on CPU).
+// The default is CPU's, gelsy (CUDA offers gels only): rank-revealing, so
+// rank-deficient problems get the minimum-norm solution. gelsy here is
+// SVD-based, not LAPACK's pivoted QR: the same solution where the rank is
+// clear-cut.
+std::tuple<Tensor&, Tensor&, Tensor&, Tensor&> tpu_linalg_lstsq_out(const Tensor& a, const Tensor& other,
+                                                                    std::optional<double> rcond,
+                                                                    std::optional<c10::string_view> driver,
+                                                                    Tensor& solution, Tensor& residuals,
+                                                                    Tensor& rank, Tensor& singular_values) {
+  const char* api = "torch.linalg.lstsq";
+  TORCH_CHECK(a.dim() >= 2, api, ": input must have at least 2 dimensions.");
+  TORCH_CHECK(other.dim() >= 1, api, ": other must have at least 1 dimension.");
+  check_dtype(a, api);
+  TORCH_CHECK(a.scalar_type() == other.scalar_type(), api, ": Expected input and other to have the same dtype, ",
+              "but got input's dtype ", a.scalar_type(), " and other's dtype ", other.scalar_type());
+  const std::string name(driver.value_or("gelsy"));
+  TORCH_CHECK(name == "gels" || name == "gelsy" || name == "gelsd" || name == "gelss", api,
+              ": parameter `driver` should be one of (gels, gelsy, gelsd, gelss)");
+  const bool vector = other.dim() == a.dim() - 1;
+  const Tensor rhs = vector ? other.unsqueeze(-1) : other;
+  TORCH_CHECK(a.size(-2) == rhs.size(-2), api, ": input.size(-2) should match other.size(-2)");
+  const int64_t m = a.size(-2), n = a.size(-1);
+  const bool is_double = c10::toRealValueType(a.scalar_type()) == at::kDouble;
+  const double eps = is_double ? std::numeric_limits<double>::epsilon() : std::numeric_limits<float>::epsilon();
+  // CPU's default; a negative rcond means machine precision (LAPACK).
+  const double cutoff = !rcond.has_value() ? eps * std::max(m, n) : (*rcond < 0 ? eps : *rcond);
+  const bool qr = name == "gels";
+  auto r = run_linalg("aten::linalg_lstsq", name + ":" + std::to_string(cutoff), {a, rhs},
+                      [qr, cutoff](hlo::Builder& b, const Values& t) {
+                        hlo::Value x = t[0], y = t[1];
+                        ops::matrix::broadcast_batches(b, x, y, "torch.linalg.lstsq");
+                        ops::LeastSquares l = qr ? ops::lower_lstsq_qr(b, x, y) : ops::lower_lstsq_svd(b, x, y, cutoff);
+                        return Values{l.solution, l.residuals, l.rank, l.singular_values, l.info};
+                      });
+  if (qr) at::_linalg_check_errors(r[4], api, r[4].dim() == 0);
+  Tensor empty_real = at::empty({0}, a.options().dtype(c10::toRealValueType(a.scalar_type())));
+  bool keep_residuals = m > n && name != "gelsy";
+  if (keep_residuals && !qr) keep_residuals = r[2].eq(n).all().item<bool>();
+  write(solution, vector ? r[0].squeeze(-1) : r[0]);
+  write(residuals, keep_residuals ? r[1] : empty_real);
+  write(rank, qr ? at::empty({0}, a.options().dtype(at::kLong)) : r[2]);
+  write(singular_values, name == "gelsd" || name == "gelss" ? r[3] : empty_real);
+  return {solution, residuals, rank, singular_values};
 }
 
 }  // namespace
@@ -190,6 +253,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_linalg_eigh.eigenvalues", tpu_linalg_eigh_out);
   m.impl("_linalg_svd", tpu_linalg_svd);
   m.impl("_linalg_svd.U", tpu_linalg_svd_out);
+  m.impl("linalg_lstsq.out", tpu_linalg_lstsq_out);
 }
 
 }  // namespace torch_tpu::aten

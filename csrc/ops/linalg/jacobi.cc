@@ -270,6 +270,15 @@ hlo::Value hermitian_from_triangle(hlo::Builder& b, const hlo::Value& x, bool up
   return b.add(b.add(strict, matrix::transpose(b, strict, true)), diag);
 }
 
+// 1 for each matrix of x [B, R, C] with a NaN or infinite entry, else 0
+// (i32 [B]): the results are then meaningless, and the ATen glue raises.
+hlo::Value non_finite(hlo::Builder& b, const hlo::Value& x) {
+  hlo::Value finite = b.is_finite(is_complex(x.dtype()) ? b.add(b.real(x), b.imag(x)) : x);
+  hlo::Value all = b.reduce({finite}, {b.constant_splat_int(1, TensorType::scalar(ElementType::kPred))}, {1, 2},
+                            [](hlo::Builder& r, const Values& v) { return Values{r.and_(v[0], v[1])}; })[0];
+  return b.convert(b.not_(all), ElementType::kS32);
+}
+
 bool has_zero_dim(const std::vector<int64_t>& dims) {
   return std::any_of(dims.begin(), dims.end(), [](int64_t d) { return d == 0; });
 }
@@ -315,7 +324,10 @@ Eigh lower_eigh(hlo::Builder& b, const hlo::Value& a, bool upper) {
   const std::vector<int64_t> batch = matrix::batch_dims(a);
   const int64_t n = a.dims().back(), padded = n + n % 2;
   const TensorType w_type(real_part_type(a.dtype()), with_tail(batch, {n}));
-  if (has_zero_dim(a.dims())) return {b.constant_splat(0, w_type), b.constant_splat(0, a.type())};
+  const TensorType info_type(ElementType::kS32, batch);
+  if (has_zero_dim(a.dims())) {
+    return {b.constant_splat(0, w_type), b.constant_splat(0, a.type()), b.constant_splat_int(0, info_type)};
+  }
   hlo::Value x = matrix::flatten_batch(b, hermitian_from_triangle(b, a, upper));
   const int64_t flat = x.dims()[0];
   auto [scale, scaled] = normalize(b, x);
@@ -326,7 +338,7 @@ Eigh lower_eigh(hlo::Builder& b, const hlo::Value& a, bool upper) {
   hlo::Value order = sorted_order(b, w, /*descending=*/false, n);
   w = b.multiply(lower_gather(b, w, order, 1).value, b.broadcast_in_dim(scale, {flat, n}, {0}));
   v = take_columns(b, v, order, n);
-  return {b.reshape(w, w_type.dims), b.reshape(v, a.dims())};
+  return {b.reshape(w, w_type.dims), b.reshape(v, a.dims()), b.reshape(non_finite(b, x), batch)};
 }
 
 Svd lower_svd(hlo::Builder& b, const hlo::Value& a, bool full_matrices) {
@@ -335,20 +347,22 @@ Svd lower_svd(hlo::Builder& b, const hlo::Value& a, bool full_matrices) {
   const std::vector<int64_t> u_dims = with_tail(batch, {m, full_matrices ? m : k});
   const std::vector<int64_t> vh_dims = with_tail(batch, {full_matrices ? n : k, n});
   const TensorType s_type(real_part_type(a.dtype()), with_tail(batch, {k}));
+  const TensorType info_type(ElementType::kS32, batch);
   if (has_zero_dim(a.dims())) {
     return {matrix::identity(b, a.dtype(), u_dims), b.constant_splat(0, s_type),
-            matrix::identity(b, a.dtype(), vh_dims)};
+            matrix::identity(b, a.dtype(), vh_dims), b.constant_splat_int(0, info_type)};
   }
   hlo::Value x = matrix::flatten_batch(b, a);
+  hlo::Value info = b.reshape(non_finite(b, x), batch);
   if (m >= n) {
     Values r = svd_tall(b, x, full_matrices);
     return {b.reshape(r[0], u_dims), b.reshape(r[1], s_type.dims),
-            b.reshape(matrix::transpose(b, r[2], true), vh_dims)};
+            b.reshape(matrix::transpose(b, r[2], true), vh_dims), info};
   }
   // A^H = U' S V'^H, so A = V' S U'^H.
   Values r = svd_tall(b, matrix::transpose(b, x, true), full_matrices);
   return {b.reshape(r[2], u_dims), b.reshape(r[1], s_type.dims),
-          b.reshape(matrix::transpose(b, r[0], true), vh_dims)};
+          b.reshape(matrix::transpose(b, r[0], true), vh_dims), info};
 }
 
 }  // namespace torch_tpu::ops

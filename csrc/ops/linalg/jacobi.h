@@ -17,6 +17,7 @@ namespace torch_tpu::ops {
 struct Eigh {
   hlo::Value eigenvalues;   // [..., n], real, ascending
   hlo::Value eigenvectors;  // [..., n, n], columns
+  hlo::Value info;          // i32 [...]: 1 where the input is not finite, else 0
 };
 
 // A = V diag(w) V^H for Hermitian A read from its lower (or upper) triangle.
@@ -26,6 +27,7 @@ struct Svd {
   hlo::Value u;   // [..., m, m] (full) or [..., m, k]
   hlo::Value s;   // [..., k], real, descending; k = min(m, n)
   hlo::Value vh;  // [..., n, n] (full) or [..., k, n]
+  hlo::Value info;  // i32 [...]: 1 where the input is not finite, else 0
 };
 
 // A = U diag(S) Vh.
