@@ -271,14 +271,31 @@ def test_upsample_variants():
     assert_same(lambda x: torch.ops.aten.upsample_bilinear2d(x, [4, 4], False), make((3, 9, 7)))
 
 
-@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
 @pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
 @pytest.mark.parametrize("align", [False, True])
-def test_grid_sample_forward(mode, padding, align):
+def test_grid_sample_and_its_gradients(mode, padding, align):
+    # Gradients of the input and of the grid (zero for nearest, as CPU).
     x = make((2, 3, 9, 7))
     grid = make((2, 5, 4, 2), seed=3) * 0.8  # some points outside [-1, 1]
-    assert_same(lambda x, g: F.grid_sample(x, g, mode=mode, padding_mode=padding, align_corners=align), x, grid,
-                rtol=1e-5, atol=1e-5)
+    assert_grads(lambda x, g: F.grid_sample(x, g, mode=mode, padding_mode=padding, align_corners=align), x, grid,
+                 rtol=1e-4, atol=1e-4)
+    # Only one of the two needing a gradient.
+    assert_grads(lambda x, g: F.grid_sample(x, g, mode=mode, padding_mode=padding, align_corners=align), x, grid,
+                 constant=(1,), rtol=1e-4, atol=1e-4)
+
+
+def test_grid_sample_gradient_in_float64_and_on_borders():
+    # Grid points exactly on pixel centres and borders, where clipping and
+    # reflection switch their derivatives.
+    x = make((1, 2, 4, 5)).double()
+    ys, xs = torch.meshgrid(torch.linspace(-1.5, 1.5, 7), torch.linspace(-1.25, 1.25, 6), indexing="ij")
+    grid = torch.stack([xs, ys], -1).unsqueeze(0).double()
+    for mode in ("bilinear", "bicubic"):
+        for padding in ("zeros", "border", "reflection"):
+            for align in (False, True):
+                assert_grads(lambda x, g: F.grid_sample(x, g, mode=mode, padding_mode=padding, align_corners=align),
+                             x, grid, rtol=1e-10, atol=1e-10)
 
 
 def test_grid_sample_bf16_and_errors():

@@ -2,8 +2,7 @@
 // _upsample_nearest_exact1d/2d/3d, upsample_linear1d, upsample_bilinear2d,
 // upsample_trilinear3d and upsample_bicubic2d, with their backward ops.
 // F.interpolate and the .vec overloads are composite in ATen: they compute
-// the output size and reach these. Also grid_sampler_2d (forward only;
-// F.grid_sample reaches it). Lowerings: csrc/ops/nn/upsample.cc.
+// the output size and reach these. Lowerings: csrc/ops/nn/upsample.cc.
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/zeros.h>
@@ -169,43 +168,9 @@ at::Tensor bicubic2d_bw(const at::Tensor& g, Sym o, Sym i, bool a, OptD h, OptD 
   return upsample_backward(g, o, i, kC, a, {h, w});
 }
 
-// Forward only: grid_sampler_2d_backward is not lowered yet.
-at::Tensor grid_sampler_2d(const at::Tensor& input, const at::Tensor& grid, int64_t interpolation_mode,
-                           int64_t padding_mode, bool align_corners) {
-  TORCH_CHECK(input.scalar_type() == grid.scalar_type(), "grid_sampler(): expected input and grid to have same ",
-              "dtype, but input has ", input.scalar_type(), " and grid has ", grid.scalar_type());
-  TORCH_CHECK(input.dim() == 4 && grid.dim() == 4, "grid_sampler(): expected 4D input and grid with same number ",
-              "of dimensions, but got input with sizes ", input.sizes(), " and grid with sizes ", grid.sizes());
-  TORCH_CHECK(input.size(0) == grid.size(0), "grid_sampler(): expected grid and input to have same batch size, ",
-              "but got input with sizes ", input.sizes(), " and grid with sizes ", grid.sizes());
-  TORCH_CHECK(grid.size(3) == 2, "grid_sampler(): expected grid to have size 2 in last dimension, but got grid ",
-              "with sizes ", grid.sizes());
-  for (int64_t i = 2; i < 4; ++i) {
-    TORCH_CHECK(input.size(i) > 0, "grid_sampler(): expected input to have non-empty spatial dimensions, but ",
-                "input has sizes ", input.sizes(), " with dimension ", i, " being empty");
-  }
-  TORCH_CHECK(padding_mode >= 0 && padding_mode <= 2, "grid_sampler(): unknown padding mode ", padding_mode);
-  TORCH_CHECK_NOT_IMPLEMENTED(interpolation_mode == 0 || interpolation_mode == 1,
-                              "grid_sampler_2d: interpolation mode ", interpolation_mode,
-                              " (bicubic) is not supported on tpu yet");
-  TORCH_CHECK_NOT_IMPLEMENTED(c10::isFloatingType(input.scalar_type()), "\"grid_sampler_2d_cpu\" not implemented for '",
-                              c10::toString(input.scalar_type()), "'");
-  to_element_type(input.scalar_type(), "aten::grid_sampler_2d");
-  std::string attributes;
-  put(attributes, interpolation_mode);
-  put(attributes, padding_mode);
-  attributes.push_back(align_corners ? 'a' : '-');
-  OpCall call{"aten::grid_sampler_2d", std::move(attributes), {input, grid}, {}};
-  return run_op(call, [=](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
-    return std::vector<hlo::Value>{
-        ops::lower_grid_sampler_2d(b, t[0], t[1], interpolation_mode, padding_mode, align_corners)};
-  }).at(0);
-}
-
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("grid_sampler_2d", grid_sampler_2d);
   m.impl("upsample_nearest1d", nearest1d);
   m.impl("upsample_nearest2d", nearest2d);
   m.impl("upsample_nearest3d", nearest3d);

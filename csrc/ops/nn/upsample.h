@@ -31,13 +31,3 @@ hlo::Value lower_upsample_backward(hlo::Builder& b, const hlo::Value& grad, cons
                                    const std::vector<std::optional<double>>& scales);
 
 }  // namespace torch_tpu::ops
-
-namespace torch_tpu::ops {
-
-// grid_sampler_2d: input [N, C, H, W] sampled at grid [N, Ho, Wo, 2]
-// ((x, y) in [-1, 1]) -> [N, C, Ho, Wo]. interpolation: 0 bilinear,
-// 1 nearest; padding: 0 zeros, 1 border, 2 reflection.
-hlo::Value lower_grid_sampler_2d(hlo::Builder& b, const hlo::Value& input, const hlo::Value& grid,
-                                 int64_t interpolation, int64_t padding, bool align_corners);
-
-}  // namespace torch_tpu::ops
