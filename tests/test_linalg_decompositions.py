@@ -388,3 +388,38 @@ def test_lstsq_errors_match_cpu():
         torch.linalg.lstsq(to_tpu(a), to_tpu(rand((4, 2), 39)))
     with pytest.raises(RuntimeError, match="same dtype"):
         torch.linalg.lstsq(to_tpu(a), to_tpu(rand((5, 2), 39, torch.float64)))
+
+
+# ---- matrix exponential ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex64])
+@pytest.mark.parametrize("scale", [0.0, 1e-8, 0.1, 1.0, 5.0, 30.0])
+def test_matrix_exp_matches_float64(scale, dtype):
+    # Norms below and above the degree-18 threshold (so 0 to several squarings).
+    a = rand((3, 4, 4), 40, dtype) * scale / 4
+    want = torch.linalg.matrix_exp(a.to(torch.complex128 if dtype.is_complex else torch.float64))
+    got = torch.linalg.matrix_exp(to_tpu(a)).cpu()
+    tol = 50 * eps(dtype) * want.abs().amax().item()
+    torch.testing.assert_close(got.to(want.dtype), want, rtol=0, atol=max(tol, 1e-30))
+
+
+def test_matrix_exp_special_cases_and_gradients():
+    for a in (torch.zeros(3, 3), rand((1, 1), 41), rand((2, 1, 1), 42), torch.zeros(0, 2, 2), torch.diag(torch.tensor([1.0, -2.0, 0.5]))):
+        torch.testing.assert_close(torch.linalg.matrix_exp(to_tpu(a)).cpu(), torch.linalg.matrix_exp(a))
+    nan = torch.full((2, 2), float("nan"))
+    assert torch.linalg.matrix_exp(to_tpu(nan)).cpu().isnan().all()
+    a = rand((4, 4), 43, torch.float64)
+    at, ac = to_tpu(a).requires_grad_(), a.clone().requires_grad_()
+    torch.linalg.matrix_exp(at).sin().sum().backward()
+    torch.linalg.matrix_exp(ac).sin().sum().backward()
+    torch.testing.assert_close(at.grad.cpu(), ac.grad)
+    with pytest.raises(RuntimeError, match="expected self tensor of squared matrices"):
+        torch.linalg.matrix_exp(to_tpu(rand((2, 3), 44)))
+
+
+def test_orthogonal_parametrization_on_device():
+    # nn.utils.parametrizations.orthogonal maps through matrix_exp.
+    layer = torch.nn.utils.parametrizations.orthogonal(torch.nn.Linear(6, 6).to("tpu"))
+    w = layer.weight.detach().cpu()
+    torch.testing.assert_close(w @ w.T, torch.eye(6), rtol=0, atol=1e-5)

@@ -4,7 +4,7 @@
 // torch.linalg builds on them (eigvalsh, svdvals, pinv, matrix_rank, cond,
 // the nuclear and spectral norms) is composite over these, and so are
 // their backward formulas. Least squares (linalg_lstsq) is solved over QR
-// or the SVD.
+// or the SVD; the matrix exponential (linalg_matrix_exp) is here too.
 // Lowerings: csrc/ops/linalg/qr.cc and jacobi.cc.
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/_linalg_check_errors.h>
@@ -24,6 +24,7 @@
 #include "aten/linalg_glue.h"
 #include "ops/linalg/jacobi.h"
 #include "ops/linalg/lstsq.h"
+#include "ops/linalg/matrix_exp.h"
 #include "ops/linalg/matrix_util.h"
 #include "ops/linalg/qr.h"
 
@@ -238,6 +239,26 @@ std::tuple<Tensor&, Tensor&, Tensor&, Tensor&> tpu_linalg_lstsq_out(const Tensor
   return {solution, residuals, rank, singular_values};
 }
 
+// ---- matrix exponential ---------------------------------------------------------------
+
+Tensor tpu_matrix_exp(const Tensor& a) {
+  TORCH_CHECK(a.dim() >= 2 && (c10::isFloatingType(a.scalar_type()) || c10::isComplexType(a.scalar_type())),
+              "matrix_exp(", a.scalar_type(), "{", a.sizes(), "}): expected self tensor of floating or complex types ",
+              "with dim at least 2");
+  TORCH_CHECK(a.size(-1) == a.size(-2), "matrix_exp(", a.scalar_type(), "{", a.sizes(),
+              "}): expected self tensor of squared matrices");
+  check_dtype(a, "linalg.matrix_exp");
+  return run_linalg("aten::linalg_matrix_exp", "", {a}, [](hlo::Builder& b, const Values& t) {
+           return Values{ops::lower_matrix_exp(b, t[0])};
+         })
+      .at(0);
+}
+
+Tensor& tpu_matrix_exp_out(const Tensor& a, Tensor& out) {
+  write(out, tpu_matrix_exp(a));
+  return out;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -254,6 +275,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_linalg_svd", tpu_linalg_svd);
   m.impl("_linalg_svd.U", tpu_linalg_svd_out);
   m.impl("linalg_lstsq.out", tpu_linalg_lstsq_out);
+  m.impl("linalg_matrix_exp", tpu_matrix_exp);
+  m.impl("linalg_matrix_exp.out", tpu_matrix_exp_out);
 }
 
 }  // namespace torch_tpu::aten
