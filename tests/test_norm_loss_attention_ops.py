@@ -430,3 +430,42 @@ def test_sdpa_dropout_statistics():
     assert 0.5 * expected_std < out[..., 0].std().item() < 1.5 * expected_std
     no_dropout = F.scaled_dot_product_attention(q, k, v, dropout_p=0.0).cpu()
     torch.testing.assert_close(no_dropout, torch.ones_like(no_dropout))
+
+
+# ---- margin losses with their own kernels -----------------------------------------------------
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_multi_margin_loss(reduction):
+    x = torch.randn(4, 6, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    target = torch.tensor([1, 0, 5, 3])
+    weight = torch.rand(6, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    for p in (1, 2):
+        tpu_testing.assert_grads(lambda a: F.multi_margin_loss(a, target.to(a.device), p=p, margin=0.7,
+                                                               reduction=reduction), x)
+        tpu_testing.assert_grads(lambda a, w: F.multi_margin_loss(a, target.to(a.device), p=p, weight=w,
+                                                                  reduction=reduction), x, weight, constant=(1,))
+    tpu_testing.assert_grads(lambda a: F.multi_margin_loss(a, target[0].to(a.device), reduction=reduction), x[0])
+    tpu_testing.assert_grads(lambda a: F.multi_margin_loss(a, target[:1].to(a.device), reduction=reduction), x[0])
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_multilabel_margin_loss(reduction):
+    # Lists end at the first -1; a repeated class counts twice, as on CPU.
+    x = torch.randn(4, 6, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    target = torch.tensor([[3, 0, -1, 1, 2, 4], [1, 2, 3, 4, 0, 5], [-1, 1, 2, 3, 4, 5], [2, 2, -1, 0, 0, 0]])
+    tpu_testing.assert_grads(lambda a: F.multilabel_margin_loss(a, target.to(a.device), reduction=reduction), x)
+    tpu_testing.assert_grads(lambda a: F.multilabel_margin_loss(a, target[0].to(a.device), reduction=reduction), x[0])
+    assert_same(lambda a, t: torch.ops.aten.multilabel_margin_loss_forward(a, t, 0), x, target)
+
+
+def test_margin_loss_errors():
+    x = torch.randn(3, 5)
+    with pytest.raises(RuntimeError, match="target out of range"):
+        F.multi_margin_loss(to_tpu(x), torch.tensor([1, 0, 5], device="tpu")).item()
+    with pytest.raises(RuntimeError, match="'target' is out of range"):
+        F.multilabel_margin_loss(to_tpu(x), torch.tensor([[7, -1, 0, 0, 0]] * 3, device="tpu")).item()
+    assert_same(lambda a, t: F.multi_margin_loss(a, t), x, torch.tensor([1, 0]))
+    assert_same(lambda a, t, w: F.multi_margin_loss(a, t, weight=w), x, torch.tensor([1, 0, 4]), torch.ones(4))
+    assert_same(lambda a, t: F.multilabel_margin_loss(a, t), x, torch.tensor([[1, 0, -1]] * 3))
+    assert_same(lambda a, t: F.multi_margin_loss(a, t), torch.randn(2, 3, 4), torch.tensor([1, 0]))

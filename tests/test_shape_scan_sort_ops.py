@@ -416,6 +416,21 @@ def test_median_nan_grad(fn):
     assert_grad(lambda t: op(t), distinct((3, 5)))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool, torch.bfloat16, torch.uint8], ids=str)
+def test_mode(dtype):
+    # Few distinct values, so every row has ties in count: the smallest of
+    # the most frequent values, at the index of its last occurrence.
+    x = torch.randint(0, 4, (3, 9, 5), generator=torch.Generator().manual_seed(3)).to(dtype)
+    for dim in (0, 1, -1):
+        for keepdim in (False, True):
+            assert_same(lambda t: tuple(torch.mode(t, dim, keepdim)), x)
+    assert_same(lambda t: tuple(torch.mode(t)), torch.tensor([3, 1, 3, 2, 1, 5, 1, 3]).to(dtype))
+    assert_same(lambda t: tuple(torch.mode(t)), make((), torch.float32))
+    assert_same(lambda t: tuple(torch.mode(t, 0)), make((0, 3), torch.float32))
+    assert_same(lambda t: tuple(torch.mode(t, 1)), make((0, 3), torch.float32))
+    assert_grad(lambda t: torch.mode(t, 1).values, distinct((3, 5)))
+
+
 # ---- cross --------------------------------------------------------------------------------
 
 

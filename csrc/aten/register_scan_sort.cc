@@ -1,5 +1,5 @@
 // ATen glue for the scans (cumsum, cumprod, cummax, cummin, logcumsumexp)
-// and the sorting ops (sort, topk, kthvalue, median / nanmedian). argsort,
+// and the sorting ops (sort, topk, kthvalue, median / nanmedian, mode). argsort,
 // msort and torch.sort's default overload are composite in ATen and reach
 // sort.stable. Result dtypes, shape checks and errors follow CPU; the
 // lowerings live in csrc/ops/reduction/{scan,sort}.cc.
@@ -325,6 +325,40 @@ std::tuple<at::Tensor&, at::Tensor&> nanmedian_dim_out(const at::Tensor& s, int6
   return write_pair(median_dim_like(s, dim, keepdim, true), v, i);
 }
 
+// ---- mode --------------------------------------------------------------------------------
+
+std::tuple<at::Tensor, at::Tensor> mode_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
+  TORCH_CHECK_NOT_IMPLEMENTED(!self.is_complex(), "\"mode_cpu\" not implemented for '", self.scalar_type(), "'");
+  to_element_type(self.scalar_type(), "aten::mode");
+  const int64_t d = wrap(self, dim);
+  if (self.dim() > 0) {
+    TORCH_CHECK_INDEX(self.size(d) != 0, "mode(): Expected reduction dim ", d, " to have non-zero size.");
+    if (self.numel() == 0) {
+      std::vector<int64_t> shape = self.sizes().vec();
+      if (keepdim) {
+        shape[d] = 1;
+      } else {
+        shape.erase(shape.begin() + d);
+      }
+      return {at::empty(shape, self.options()), at::empty(shape, self.options().dtype(c10::kLong))};
+    }
+  }
+  std::string key(1, keepdim ? 'k' : '-');
+  put(key, d);
+  auto r = run("aten::mode", std::move(key), self, [d, keepdim](hlo::Builder& b, const hlo::Value& x) {
+    auto [v, i] = ops::lower_mode(b, x, d, keepdim);
+    return std::vector<hlo::Value>{v, i};
+  });
+  return {r.at(0), r.at(1)};
+}
+
+std::tuple<at::Tensor&, at::Tensor&> mode_out(const at::Tensor& s, int64_t dim, bool keepdim, at::Tensor& v,
+                                              at::Tensor& i) {
+  check_out_dtype(v, s.scalar_type());
+  check_out_dtype(i, c10::kLong);
+  return write_pair(mode_dim(s, dim, keepdim), v, i);
+}
+
 // The median of all elements (a 0-dim value); NaN for an empty input.
 at::Tensor median_all_like(const at::Tensor& self, bool ignore_nan) {
   check_median_dtype(self, ignore_nan);
@@ -366,6 +400,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("kthvalue", kthvalue);
   m.impl("kthvalue.values", kthvalue_out);
   m.impl("median.dim", median_dim);
+  m.impl("mode", mode_dim);
+  m.impl("mode.values", mode_out);
   m.impl("median.dim_values", median_dim_out);
   m.impl("nanmedian.dim", nanmedian_dim);
   m.impl("nanmedian.dim_values", nanmedian_dim_out);

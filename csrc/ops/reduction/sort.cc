@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "ops/reduction/scan.h"
+
 namespace torch_tpu::ops {
 
 namespace {
@@ -34,6 +36,36 @@ Value squeeze_unless(hlo::Builder& b, const Value& x, int64_t dim, bool keepdim)
   std::vector<int64_t> dims = x.dims();
   dims.erase(dims.begin() + dim);
   return b.reshape(x, dims);
+}
+
+// values and indices (same shape) at the position `pos` (one per row,
+// `dim` removed) along `dim`, with `dim` kept (size 1) when keepdim.
+std::pair<Value, Value> pick_at(hlo::Builder& b, const Value& values, const Value& indices, const Value& pos,
+                                int64_t dim, bool keepdim) {
+  const std::vector<int64_t>& shape = values.dims();
+  std::vector<int64_t> kept;
+  for (int64_t d = 0; d < values.rank(); ++d) {
+    if (d != dim) kept.push_back(d);
+  }
+  const TensorType s64(ElementType::kS64, shape);
+  const TensorType scalar = TensorType::scalar(ElementType::kS64);
+  Value pick = b.compare(b.iota(s64, dim), b.broadcast_in_dim(pos, shape, kept), "EQ");
+  auto picked = b.reduce({pick, values, indices},
+                         {b.constant_splat_int(0, TensorType::scalar(ElementType::kPred)),
+                          b.constant_splat(0, TensorType::scalar(values.dtype())), b.constant_splat_int(0, scalar)},
+                         {dim}, [](hlo::Builder& r, const std::vector<Value>& a) {
+                           // args: acc (found, value, index), then element (found, value, index)
+                           return std::vector<Value>{r.or_(a[0], a[3]), r.select(a[3], a[4], a[1]),
+                                                     r.select(a[3], a[5], a[2])};
+                         });
+  Value v = picked[1], i = picked[2];
+  if (keepdim) {
+    std::vector<int64_t> dims = shape;
+    dims[dim] = 1;
+    v = b.reshape(v, dims);
+    i = b.reshape(i, dims);
+  }
+  return {v, i};
 }
 
 }  // namespace
@@ -93,27 +125,43 @@ std::pair<Value, Value> lower_median(hlo::Builder& b, const Value& x, int64_t di
     // The first NaN (sorted after all numbers, in original order) when there is one.
     pos = b.select(b.compare(nans, zero, "GT"), b.subtract(count, nans), b.divide(b.subtract(count, one), two));
   }
+  return pick_at(b, values, indices, pos, dim, keepdim);
+}
+
+std::pair<Value, Value> lower_mode(hlo::Builder& b, const Value& x, int64_t dim, bool keepdim) {
+  if (x.rank() == 0) return lower_sort(b, x, 0, false);
+  const int64_t n = x.dims()[dim];
+  auto [values, indices] = lower_sort(b, x, dim, false);
+  // Runs of equal values in the sorted rows.
+  std::vector<int64_t> low(x.rank(), 0), high(x.rank(), 0), interior(x.rank(), 0);
+  low[dim] = 1;
+  high[dim] = -1;
+  Value previous = b.pad(values, b.constant_splat(0, TensorType::scalar(x.dtype())), low, high, interior);
+  Value same = b.compare(values, previous, "EQ");
+  if (is_floating(x.dtype())) same = b.or_(same, b.and_(is_nan(b, values), is_nan(b, previous)));
+  const TensorType s64(ElementType::kS64, x.dims());
+  Value pos = b.iota(s64, dim);
+  Value zero = b.constant_splat_int(0, s64);
+  same = b.and_(same, b.compare(pos, zero, "GT"));
+  Value run_ends = b.pad(b.not_(same), b.constant_splat_int(1, TensorType::scalar(ElementType::kPred)), high, low,
+                         interior);
+  Value start = lower_cummax_min(b, b.select(same, zero, pos), dim, /*is_max=*/true).first;
+  Value length = b.select(run_ends, b.add(b.subtract(pos, start), b.constant_splat_int(1, s64)), zero);
+  const TensorType scalar = TensorType::scalar(ElementType::kS64);
+  auto reduce = [&](const Value& v, int64_t init, bool max) {
+    return b.reduce({v}, {b.constant_splat_int(init, scalar)}, {dim}, [max](hlo::Builder& r, const std::vector<Value>& a) {
+      return std::vector<Value>{max ? r.maximum(a[0], a[1]) : r.minimum(a[0], a[1])};
+    })[0];
+  };
   std::vector<int64_t> kept;
   for (int64_t d = 0; d < x.rank(); ++d) {
     if (d != dim) kept.push_back(d);
   }
-  Value pick = b.compare(b.iota(s64, dim), b.broadcast_in_dim(pos, x.dims(), kept), "EQ");
-  auto picked = b.reduce({pick, values, indices},
-                         {b.constant_splat_int(0, TensorType::scalar(ElementType::kPred)),
-                          b.constant_splat(0, TensorType::scalar(x.dtype())), b.constant_splat_int(0, scalar)},
-                         {dim}, [](hlo::Builder& r, const std::vector<Value>& a) {
-                           // args: acc (found, value, index), then element (found, value, index)
-                           return std::vector<Value>{r.or_(a[0], a[3]), r.select(a[3], a[4], a[1]),
-                                                     r.select(a[3], a[5], a[2])};
-                         });
-  Value v = picked[1], i = picked[2];
-  if (keepdim) {
-    std::vector<int64_t> dims = x.dims();
-    dims[dim] = 1;
-    v = b.reshape(v, dims);
-    i = b.reshape(i, dims);
-  }
-  return {v, i};
+  Value longest = b.broadcast_in_dim(reduce(length, 0, true), x.dims(), kept);
+  // The first longest run holds the smallest value; its end, the last
+  // occurrence (the sort is stable).
+  Value end = reduce(b.select(b.compare(length, longest, "EQ"), pos, b.constant_splat_int(n, s64)), n, false);
+  return pick_at(b, values, indices, end, dim, keepdim);
 }
 
 }  // namespace torch_tpu::ops

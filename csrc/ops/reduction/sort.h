@@ -1,7 +1,7 @@
 // Lowerings of sorting and selection along one dimension: sort (values and
-// s64 indices), topk, kthvalue and median / nanmedian.
+// s64 indices), topk, kthvalue, median / nanmedian and mode.
 //
-// One stable StableHLO sort over (values, iota) does them all. NaN sorts
+// One stable StableHLO sort over (values, iota) does them all (and mode). NaN sorts
 // as the greatest value (last ascending, first descending), and equal
 // values keep their original order, as PyTorch's stable sort does. `dim`
 // is wrapped by the ATen glue; a 0-dim input behaves like one element.
@@ -30,5 +30,10 @@ std::pair<hlo::Value, hlo::Value> lower_kthvalue(hlo::Builder& b, const hlo::Val
 // its nth_element leaves, so it may differ).
 std::pair<hlo::Value, hlo::Value> lower_median(hlo::Builder& b, const hlo::Value& x, int64_t dim, bool keepdim,
                                                bool ignore_nan);
+
+// The most frequent value along `dim` (the smallest of equally frequent
+// ones) and the index of its last occurrence, as CPU's mode. NaNs count as
+// one value.
+std::pair<hlo::Value, hlo::Value> lower_mode(hlo::Builder& b, const hlo::Value& x, int64_t dim, bool keepdim);
 
 }  // namespace torch_tpu::ops
