@@ -271,6 +271,25 @@ def test_upsample_variants():
     assert_same(lambda x: torch.ops.aten.upsample_bilinear2d(x, [4, 4], False), make((3, 9, 7)))
 
 
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("size", [(5, 7), (12, 9), (31, 40), (20, 2)])
+@pytest.mark.parametrize("align", [False, True])
+def test_antialiased_interpolate_and_its_gradient(mode, size, align):
+    # Down (wider filters, more taps per output) and up (plain taps).
+    x = make((2, 3, 17, 23))
+    assert_grads(lambda t: F.interpolate(t, size=size, mode=mode, antialias=True, align_corners=align), x,
+                 rtol=1e-5, atol=1e-5)
+
+
+def test_antialiased_interpolate_scale_factors_and_bf16():
+    for factor in (0.3, 0.5, 1.7):
+        assert_grads(lambda t: F.interpolate(t, scale_factor=factor, mode="bilinear", antialias=True),
+                     make((1, 2, 10, 13)), rtol=1e-5, atol=1e-5)
+    assert_same(lambda t: F.interpolate(t, size=(6, 5), mode="bicubic", antialias=True), make((1, 2, 19, 11)).double())
+    assert_same(lambda t: F.interpolate(t, size=(6, 5), mode="bilinear", antialias=True),
+                make((1, 2, 19, 11), torch.bfloat16), **BF16_TOL)
+
+
 @pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
 @pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
 @pytest.mark.parametrize("align", [False, True])

@@ -1,6 +1,7 @@
 // ATen glue for upsampling: upsample_nearest1d/2d/3d,
 // _upsample_nearest_exact1d/2d/3d, upsample_linear1d, upsample_bilinear2d,
-// upsample_trilinear3d and upsample_bicubic2d, with their backward ops.
+// upsample_trilinear3d, upsample_bicubic2d and the antialiased
+// _upsample_bilinear2d_aa / _upsample_bicubic2d_aa, with their backward ops.
 // F.interpolate and the .vec overloads are composite in ATen: they compute
 // the output size and reach these. Lowerings: csrc/ops/nn/upsample.cc.
 #include <ATen/core/Tensor.h>
@@ -43,6 +44,12 @@ const char* op_name(UpsampleMode mode, size_t n, bool backward) {
        {"aten::upsample_bicubic2d", "aten::upsample_bicubic2d_backward"},
        {"aten::upsample_bicubic3d", "aten::upsample_bicubic3d_backward"}},
   };
+  if (mode == UpsampleMode::kLinearAntialias) {
+    return backward ? "aten::_upsample_bilinear2d_aa_backward" : "aten::_upsample_bilinear2d_aa";
+  }
+  if (mode == UpsampleMode::kCubicAntialias) {
+    return backward ? "aten::_upsample_bicubic2d_aa_backward" : "aten::_upsample_bicubic2d_aa";
+  }
   const int m = mode == UpsampleMode::kNearest ? 0 : mode == UpsampleMode::kNearestExact ? 1
                 : mode == UpsampleMode::kLinear ? 2 : 3;
   return names[m][n - 1][backward ? 1 : 0];
@@ -140,6 +147,12 @@ at::Tensor trilinear3d(const at::Tensor& x, Sym o, bool a, OptD d, OptD h, OptD 
   return upsample(x, o, kL, a, {d, h, w});
 }
 at::Tensor bicubic2d(const at::Tensor& x, Sym o, bool a, OptD h, OptD w) { return upsample(x, o, kC, a, {h, w}); }
+at::Tensor bilinear2d_aa(const at::Tensor& x, Sym o, bool a, OptD h, OptD w) {
+  return upsample(x, o, UpsampleMode::kLinearAntialias, a, {h, w});
+}
+at::Tensor bicubic2d_aa(const at::Tensor& x, Sym o, bool a, OptD h, OptD w) {
+  return upsample(x, o, UpsampleMode::kCubicAntialias, a, {h, w});
+}
 
 at::Tensor nearest1d_bw(const at::Tensor& g, Sym o, Sym i, OptD s) { return upsample_backward(g, o, i, kN, false, {s}); }
 at::Tensor nearest2d_bw(const at::Tensor& g, Sym o, Sym i, OptD h, OptD w) {
@@ -167,6 +180,12 @@ at::Tensor trilinear3d_bw(const at::Tensor& g, Sym o, Sym i, bool a, OptD d, Opt
 at::Tensor bicubic2d_bw(const at::Tensor& g, Sym o, Sym i, bool a, OptD h, OptD w) {
   return upsample_backward(g, o, i, kC, a, {h, w});
 }
+at::Tensor bilinear2d_aa_bw(const at::Tensor& g, Sym o, Sym i, bool a, OptD h, OptD w) {
+  return upsample_backward(g, o, i, UpsampleMode::kLinearAntialias, a, {h, w});
+}
+at::Tensor bicubic2d_aa_bw(const at::Tensor& g, Sym o, Sym i, bool a, OptD h, OptD w) {
+  return upsample_backward(g, o, i, UpsampleMode::kCubicAntialias, a, {h, w});
+}
 
 }  // namespace
 
@@ -191,6 +210,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("upsample_bilinear2d_backward", bilinear2d_bw);
   m.impl("upsample_trilinear3d_backward", trilinear3d_bw);
   m.impl("upsample_bicubic2d_backward", bicubic2d_bw);
+  m.impl("_upsample_bilinear2d_aa", bilinear2d_aa);
+  m.impl("_upsample_bicubic2d_aa", bicubic2d_aa);
+  m.impl("_upsample_bilinear2d_aa_backward", bilinear2d_aa_bw);
+  m.impl("_upsample_bicubic2d_aa_backward", bicubic2d_aa_bw);
 }
 
 }  // namespace torch_tpu::aten

@@ -48,10 +48,54 @@ T cubic_near(T x, T a) { return ((a + 2) * x - (a + 3)) * x * x + 1; }
 template <typename T>
 T cubic_far(T x, T a) { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a; }
 
+// PyTorch's _compute_weights_aa: the filter (triangle, or Keys' cubic with
+// a = -0.5) stretched by the scale when downsampling, over the inputs
+// within its support, normalized to sum 1. Outputs with fewer taps than the
+// widest one get zero-weight taps on input 0.
+template <typename T>
+Taps antialias_taps(bool cubic, int64_t in, int64_t out, bool align_corners, std::optional<double> scale) {
+  const T s = axis_scale<T>(in, out, align_corners, scale);
+  const T half_width = cubic ? T(2) : T(1);
+  const T support = s >= T(1) ? half_width * s : half_width;
+  const int64_t width = static_cast<int64_t>(std::ceil(static_cast<double>(support))) * 2 + 1;
+  const T inverse = s >= T(1) ? T(1) / s : T(1);
+  auto filter = [cubic](T x) {
+    x = std::abs(x);
+    if (!cubic) return x < T(1) ? T(1) - x : T(0);
+    const T a = T(-0.5);
+    if (x < T(1)) return cubic_near<T>(x, a);
+    if (x < T(2)) return cubic_far<T>(x, a);
+    return T(0);
+  };
+  Taps taps;
+  taps.idx.assign(width, std::vector<int64_t>(out, 0));
+  taps.w.assign(width, std::vector<double>(out, 0.0));
+  for (int64_t o = 0; o < out; ++o) {
+    const T center = s * (static_cast<T>(o) + T(0.5));
+    const int64_t first = std::max<int64_t>(static_cast<int64_t>(center - support + T(0.5)), 0);
+    const int64_t count = std::clamp<int64_t>(
+        std::min<int64_t>(static_cast<int64_t>(center + support + T(0.5)), in) - first, 0, width);
+    std::vector<T> w(count);
+    T total = 0;
+    for (int64_t j = 0; j < count; ++j) {
+      w[j] = filter((static_cast<T>(j + first) - center + T(0.5)) * inverse);
+      total += w[j];
+    }
+    for (int64_t j = 0; j < count; ++j) {
+      taps.idx[j][o] = first + j;
+      taps.w[j][o] = static_cast<double>(total != T(0) ? w[j] / total : w[j]);
+    }
+  }
+  return taps;
+}
+
 template <typename T>
 Taps make_taps(UpsampleMode mode, int64_t in, int64_t out, bool align_corners, std::optional<double> scale) {
   Taps taps;
   switch (mode) {
+    case UpsampleMode::kLinearAntialias:
+    case UpsampleMode::kCubicAntialias:
+      return antialias_taps<T>(mode == UpsampleMode::kCubicAntialias, in, out, align_corners, scale);
     case UpsampleMode::kNearest:
     case UpsampleMode::kNearestExact: {
       taps.idx.resize(1);

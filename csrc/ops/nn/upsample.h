@@ -1,5 +1,6 @@
 // Lowerings of upsampling (nearest, nearest-exact, linear / bilinear /
-// trilinear, bicubic) over the trailing spatial dims, forward and backward.
+// trilinear, bicubic, antialiased bilinear / bicubic) over the trailing
+// spatial dims, forward and backward.
 //
 // Each spatial axis is resampled separately (the last first, as PyTorch's
 // CPU kernels nest their loops): an output position reads a few input
@@ -16,7 +17,17 @@
 
 namespace torch_tpu::ops {
 
-enum class UpsampleMode : char { kNearest = 'n', kNearestExact = 'e', kLinear = 'l', kCubic = 'c' };
+// The antialiased modes (F.interpolate(..., antialias=True)) widen the
+// filter by the downscaling factor, so each output averages every input it
+// covers (PIL's resampling, as torchvision uses it).
+enum class UpsampleMode : char {
+  kNearest = 'n',
+  kNearestExact = 'e',
+  kLinear = 'l',
+  kCubic = 'c',
+  kLinearAntialias = 'L',
+  kCubicAntialias = 'C',
+};
 
 // `output` and `scales` have one entry per spatial dim (the trailing
 // output.size() dims of x); a scale is the user's scale factor, used as
