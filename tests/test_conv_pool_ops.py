@@ -308,6 +308,23 @@ def test_grid_sample_and_its_gradients(mode, padding, align):
                  constant=(1,), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align", [False, True])
+def test_grid_sample_3d_and_its_gradients(mode, padding, align):
+    x = make((2, 3, 4, 5, 7))
+    grid = make((2, 3, 2, 4, 3), seed=4) * 0.8
+    assert_grads(lambda x, g: F.grid_sample(x, g, mode=mode, padding_mode=padding, align_corners=align), x, grid,
+                 rtol=1e-4, atol=1e-4)
+
+
+def test_grid_sample_3d_errors():
+    x, grid = make((2, 3, 4, 5, 7)), make((2, 3, 2, 4, 3), seed=4)
+    assert_same(lambda x, g: F.grid_sample(x, g, mode="bicubic", align_corners=False), x, grid)
+    assert_same(lambda x, g: F.grid_sample(x, g, align_corners=False), x, make((2, 3, 2, 4, 2)))
+    assert_same(lambda x, g: F.grid_sample(x, g, align_corners=False), x, make((2, 3, 4, 2)))
+
+
 def test_grid_sample_gradient_in_float64_and_on_borders():
     # Grid points exactly on pixel centres and borders, where clipping and
     # reflection switch their derivatives.

@@ -106,80 +106,110 @@ std::array<Value, 4> cubic_weight_derivatives(hlo::Builder& b, const Value& t) {
   return {far(b.add(t, k(1))), near(t), b.negate(near(u)), b.negate(far(b.add(u, k(1))))};
 }
 
-// Integer positions (y, x) [N, Ho, Wo] of an [N, H, W, C] tensor as
-// gather / scatter coordinates [N, Ho, Wo, 3] (clamped into range) and
-// whether each lies inside.
-std::pair<Value, Value> positions(hlo::Builder& b, const std::vector<int64_t>& nhwc, const Value& y, const Value& x) {
-  const std::vector<int64_t> pos = y.dims();
+// Integer positions (one [N, out...] value per spatial dim, in the input's
+// order: (y, x) or (z, y, x)) of a channels-last [N, spatial..., C] tensor,
+// as gather / scatter coordinates [N, out..., 1 + k] (clamped into range),
+// and whether each lies inside.
+std::pair<Value, Value> positions(hlo::Builder& b, const std::vector<int64_t>& dims, const std::vector<Value>& coords) {
+  const std::vector<int64_t> pos = coords[0].dims();
   const TensorType it(ElementType::kS64, pos);
-  Value yi = b.convert(y, ElementType::kS64);
-  Value xi = b.convert(x, ElementType::kS64);
-  Value inside = b.and_(b.and_(b.compare(yi, b.constant_splat_int(0, it), hlo::ComparisonDirection::kGe),
-                               b.compare(yi, b.constant_splat_int(nhwc[1], it), hlo::ComparisonDirection::kLt)),
-                        b.and_(b.compare(xi, b.constant_splat_int(0, it), hlo::ComparisonDirection::kGe),
-                               b.compare(xi, b.constant_splat_int(nhwc[2], it), hlo::ComparisonDirection::kLt)));
-  yi = b.clamp(b.constant_splat_int(0, TensorType::scalar(ElementType::kS64)), yi,
-               b.constant_splat_int(nhwc[1] - 1, TensorType::scalar(ElementType::kS64)));
-  xi = b.clamp(b.constant_splat_int(0, TensorType::scalar(ElementType::kS64)), xi,
-               b.constant_splat_int(nhwc[2] - 1, TensorType::scalar(ElementType::kS64)));
+  const int64_t rank = static_cast<int64_t>(pos.size());
   std::vector<int64_t> col = pos;
   col.push_back(1);
-  Value idx = b.concatenate({b.reshape(b.iota(it, 0), col), b.reshape(yi, col), b.reshape(xi, col)}, 3);
-  return {idx, inside};
+  std::vector<Value> parts = {b.reshape(b.iota(it, 0), col)};
+  Value inside = b.constant_splat_int(1, TensorType(ElementType::kPred, pos));
+  for (size_t a = 0; a < coords.size(); ++a) {
+    const int64_t size = dims[a + 1];
+    Value i = b.convert(coords[a], ElementType::kS64);
+    inside = b.and_(inside, b.and_(b.compare(i, b.constant_splat_int(0, it), hlo::ComparisonDirection::kGe),
+                                   b.compare(i, b.constant_splat_int(size, it), hlo::ComparisonDirection::kLt)));
+    i = b.clamp(b.constant_splat_int(0, TensorType::scalar(ElementType::kS64)), i,
+                b.constant_splat_int(size - 1, TensorType::scalar(ElementType::kS64)));
+    parts.push_back(b.reshape(i, col));
+  }
+  return {b.concatenate(parts, rank), inside};
 }
 
-// `v` [N, Ho, Wo] (or with C) zeroed where `inside` is false.
+// Leading dims [0, k) of rank-(k + 1) values.
+std::vector<int64_t> leading(int64_t k) {
+  std::vector<int64_t> d(k);
+  for (int64_t i = 0; i < k; ++i) d[i] = i;
+  return d;
+}
+
+// `v` [N, out...] (or with C) zeroed where `inside` is false.
 Value mask_inside(hlo::Builder& b, const Value& inside, const Value& v) {
-  Value mask = v.rank() == inside.rank() ? inside : b.broadcast_in_dim(inside, v.dims(), {0, 1, 2});
+  Value mask = v.rank() == inside.rank() ? inside : b.broadcast_in_dim(inside, v.dims(), leading(inside.rank()));
   return b.select(mask, v, b.constant_splat(0, v.type()));
 }
 
-// The input ([N, H, W, C]) at integer positions (y, x) of [N, Ho, Wo],
-// zero where outside: [N, Ho, Wo, C].
-Value pick(hlo::Builder& b, const Value& nhwc, const Value& y, const Value& x) {
-  const auto& d = nhwc.dims();
-  auto [idx, inside] = positions(b, d, y, x);
+// The channels-last input at integer positions `coords`, zero where
+// outside: [N, out..., C].
+Value pick(hlo::Builder& b, const Value& input, const std::vector<Value>& coords) {
+  const auto& d = input.dims();
+  const int64_t k = static_cast<int64_t>(d.size()) - 1;  // N and the spatial dims
+  auto [idx, inside] = positions(b, d, coords);
   hlo::GatherDims g;
-  g.offset_dims = {3};
-  g.collapsed_slice_dims = {0, 1, 2};
-  g.start_index_map = {0, 1, 2};
-  g.index_vector_dim = 3;
-  return mask_inside(b, inside, b.gather(nhwc, idx, g, {1, 1, 1, d[3]}));
+  g.offset_dims = {k};
+  g.collapsed_slice_dims = leading(k);
+  g.start_index_map = leading(k);
+  g.index_vector_dim = k;
+  std::vector<int64_t> slice(k, 1);
+  slice.push_back(d.back());
+  return mask_inside(b, inside, b.gather(input, idx, g, slice));
 }
 
-// `into` ([N, H, W, C]) plus `values` ([N, Ho, Wo, C]) added at the
-// positions (y, x) that lie inside.
-Value add_at(hlo::Builder& b, const Value& into, const Value& y, const Value& x, const Value& values) {
-  auto [idx, inside] = positions(b, into.dims(), y, x);
+// `into` (channels-last) plus `values` ([N, out..., C]) added at the
+// positions `coords` that lie inside.
+Value add_at(hlo::Builder& b, const Value& into, const std::vector<Value>& coords, const Value& values) {
+  const int64_t k = into.rank() - 1;
+  auto [idx, inside] = positions(b, into.dims(), coords);
   hlo::ScatterDims s;
-  s.update_window_dims = {3};
-  s.inserted_window_dims = {0, 1, 2};
-  s.scatter_dims_to_operand_dims = {0, 1, 2};
-  s.index_vector_dim = 3;
+  s.update_window_dims = {k};
+  s.inserted_window_dims = leading(k);
+  s.scatter_dims_to_operand_dims = leading(k);
+  s.index_vector_dim = k;
   return b.scatter({into}, idx, {mask_inside(b, inside, values)}, s,
                    [](hlo::Builder& r, const std::vector<Value>& a) { return std::vector<Value>{r.add(a[0], a[1])}; })[0];
 }
 
-// v [N, Ho, Wo, C] summed over C.
+// v [N, out..., C] summed over C.
 Value channel_sum(hlo::Builder& b, const Value& v) {
-  return b.reduce({v}, {b.constant_splat(0, TensorType::scalar(v.dtype()))}, {3},
+  return b.reduce({v}, {b.constant_splat(0, TensorType::scalar(v.dtype()))}, {v.rank() - 1},
                   [](hlo::Builder& r, const std::vector<Value>& a) { return std::vector<Value>{r.add(a[0], a[1])}; })[0];
 }
 
-// x and y [N, Ho, Wo] as the grid's layout [N, Ho, Wo, 2].
-Value stack_xy(hlo::Builder& b, const Value& x, const Value& y) {
-  std::vector<int64_t> col = x.dims();
+// Per-coordinate values [N, out...] as the grid's layout [N, out..., k].
+Value stack_coords(hlo::Builder& b, const std::vector<Value>& parts) {
+  std::vector<int64_t> col = parts[0].dims();
   col.push_back(1);
-  return b.concatenate({b.reshape(x, col), b.reshape(y, col)}, 3);
+  std::vector<Value> columns;
+  for (const Value& p : parts) columns.push_back(b.reshape(p, col));
+  return b.concatenate(columns, parts[0].rank());
+}
+
+Value stack_xy(hlo::Builder& b, const Value& x, const Value& y) { return stack_coords(b, {x, y}); }
+
+// The grid's components [N, out...] in its order (x, y[, z]).
+std::vector<Value> grid_components(hlo::Builder& b, const Value& grid, ElementType acc) {
+  const std::vector<int64_t>& gd = grid.dims();
+  const int64_t k = gd.back(), last = grid.rank() - 1;
+  Value g = convert_to(b, grid, acc);
+  std::vector<int64_t> pos(gd.begin(), gd.end() - 1);
+  std::vector<Value> parts;
+  for (int64_t c = 0; c < k; ++c) {
+    std::vector<int64_t> starts(grid.rank(), 0), limits = gd, strides(grid.rank(), 1);
+    starts[last] = c;
+    limits[last] = c + 1;
+    parts.push_back(b.reshape(b.slice(g, starts, limits, strides), pos));
+  }
+  return parts;
 }
 
 // The grid's x and y values [N, Ho, Wo].
 std::pair<Value, Value> grid_xy(hlo::Builder& b, const Value& grid, ElementType acc) {
-  const auto& gd = grid.dims();
-  Value g = convert_to(b, grid, acc);
-  const std::vector<int64_t> pos = {gd[0], gd[1], gd[2]};
-  return {b.reshape(b.slice(g, {0, 0, 0, 0}, {gd[0], gd[1], gd[2], 1}, {1, 1, 1, 1}), pos),
-          b.reshape(b.slice(g, {0, 0, 0, 1}, {gd[0], gd[1], gd[2], 2}, {1, 1, 1, 1}), pos)};
+  std::vector<Value> parts = grid_components(b, grid, acc);
+  return {parts[0], parts[1]};
 }
 
 // Bilinear and nearest sampling positions: padded pixel coordinates with
@@ -235,7 +265,7 @@ Value bicubic(hlo::Builder& b, const Value& nhwc, const Value& grid, int64_t pad
   for (int j = 0; j < 4; ++j) {
     Value row;
     for (int i = 0; i < 4; ++i) {
-      Value term = b.multiply(pick(b, nhwc, c.tap_y[j], c.tap_x[i]), spread(c.wx[i]));
+      Value term = b.multiply(pick(b, nhwc, {c.tap_y[j], c.tap_x[i]}), spread(c.wx[i]));
       row = i == 0 ? term : b.add(row, term);
     }
     Value term = b.multiply(row, spread(c.wy[j]));
@@ -264,7 +294,7 @@ Value lower_grid_sampler_2d(hlo::Builder& b, const Value& input, const Value& gr
   const Value& iy = s.y.index;
   Value r;
   if (interpolation == 1) {
-    r = pick(b, nhwc, b.round_nearest_even(iy), b.round_nearest_even(ix));
+    r = pick(b, nhwc, {b.round_nearest_even(iy), b.round_nearest_even(ix)});
   } else {
     Value one = splat_like(b, 1, ix);
     Value x0 = b.floor(ix), y0 = b.floor(iy);
@@ -277,7 +307,7 @@ Value lower_grid_sampler_2d(hlo::Builder& b, const Value& input, const Value& gr
     std::vector<int64_t> full = ix.dims();
     full.push_back(in[1]);
     auto term = [&](const Value& y, const Value& x, const Value& w) {
-      return b.multiply(pick(b, nhwc, y, x), b.broadcast_in_dim(w, full, {0, 1, 2}));
+      return b.multiply(pick(b, nhwc, {y, x}), b.broadcast_in_dim(w, full, {0, 1, 2}));
     };
     r = b.add(b.add(b.add(term(y0, x0, nw), term(y0, x1, ne)), term(y1, x0, sw)), term(y1, x1, se));
   }
@@ -308,8 +338,8 @@ GridSamplerGrads lower_grid_sampler_2d_backward(hlo::Builder& b, const Value& gr
     Value gx = splat_like(b, 0, go), gy = splat_like(b, 0, go);
     for (int j = 0; j < 4; ++j) {
       for (int i = 0; i < 4; ++i) {
-        grad_nhwc = add_at(b, grad_nhwc, c.tap_y[j], c.tap_x[i], b.multiply(go, spread(b.multiply(c.wx[i], c.wy[j]))));
-        Value v = b.multiply(pick(b, input_nhwc, c.tap_y[j], c.tap_x[i]), go);
+        grad_nhwc = add_at(b, grad_nhwc, {c.tap_y[j], c.tap_x[i]}, b.multiply(go, spread(b.multiply(c.wx[i], c.wy[j]))));
+        Value v = b.multiply(pick(b, input_nhwc, {c.tap_y[j], c.tap_x[i]}), go);
         gx = b.add(gx, b.multiply(v, spread(b.multiply(dx[i], c.wy[j]))));
         gy = b.add(gy, b.multiply(v, spread(b.multiply(c.wx[i], dy[j]))));
       }
@@ -322,7 +352,7 @@ GridSamplerGrads lower_grid_sampler_2d_backward(hlo::Builder& b, const Value& gr
   const Value& ix = s.x.index;
   const Value& iy = s.y.index;
   if (interpolation == 1) {
-    grad_nhwc = add_at(b, grad_nhwc, b.round_nearest_even(iy), b.round_nearest_even(ix), go);
+    grad_nhwc = add_at(b, grad_nhwc, {b.round_nearest_even(iy), b.round_nearest_even(ix)}, go);
     return {to_nchw(grad_nhwc), convert_to(b, grad_grid, grid.dtype())};
   }
   Value one = splat_like(b, 1, ix);
@@ -331,20 +361,126 @@ GridSamplerGrads lower_grid_sampler_2d_backward(hlo::Builder& b, const Value& gr
   Value west = b.subtract(x1, ix), east = b.subtract(ix, x0);
   Value north = b.subtract(y1, iy), south = b.subtract(iy, y0);
   // The input's gradient: each output's gradient shared out by the weights.
-  grad_nhwc = add_at(b, grad_nhwc, y0, x0, b.multiply(go, spread(b.multiply(west, north))));
-  grad_nhwc = add_at(b, grad_nhwc, y0, x1, b.multiply(go, spread(b.multiply(east, north))));
-  grad_nhwc = add_at(b, grad_nhwc, y1, x0, b.multiply(go, spread(b.multiply(west, south))));
-  grad_nhwc = add_at(b, grad_nhwc, y1, x1, b.multiply(go, spread(b.multiply(east, south))));
+  grad_nhwc = add_at(b, grad_nhwc, {y0, x0}, b.multiply(go, spread(b.multiply(west, north))));
+  grad_nhwc = add_at(b, grad_nhwc, {y0, x1}, b.multiply(go, spread(b.multiply(east, north))));
+  grad_nhwc = add_at(b, grad_nhwc, {y1, x0}, b.multiply(go, spread(b.multiply(west, south))));
+  grad_nhwc = add_at(b, grad_nhwc, {y1, x1}, b.multiply(go, spread(b.multiply(east, south))));
   // The grid's gradient: the weights' derivatives times the corner values,
   // summed over channels, times the coordinates' own derivatives.
   Value input_nhwc = b.transpose(convert_to(b, input, acc), {0, 2, 3, 1});
-  Value nw = pick(b, input_nhwc, y0, x0), ne = pick(b, input_nhwc, y0, x1);
-  Value sw = pick(b, input_nhwc, y1, x0), se = pick(b, input_nhwc, y1, x1);
+  Value nw = pick(b, input_nhwc, {y0, x0}), ne = pick(b, input_nhwc, {y0, x1});
+  Value sw = pick(b, input_nhwc, {y1, x0}), se = pick(b, input_nhwc, {y1, x1});
   Value dx = b.add(b.multiply(b.subtract(ne, nw), spread(north)), b.multiply(b.subtract(se, sw), spread(south)));
   Value dy = b.add(b.multiply(b.subtract(sw, nw), spread(west)), b.multiply(b.subtract(se, ne), spread(east)));
   Value gx = b.multiply(channel_sum(b, b.multiply(dx, go)), s.x.grad);
   Value gy = b.multiply(channel_sum(b, b.multiply(dy, go)), s.y.grad);
   return {to_nchw(grad_nhwc), convert_to(b, stack_xy(b, gx, gy), grid.dtype())};
+}
+
+namespace {
+
+// The 3-d sampling positions (x, y, z) of a [N, Do, Ho, Wo, 3] grid over
+// an input [N, C, D, H, W], padded, with their derivatives.
+std::array<Coordinate, 3> sampling_3d(hlo::Builder& b, const Value& grid, const std::vector<int64_t>& in, ElementType acc,
+                                      int64_t padding, bool align_corners) {
+  std::vector<Value> g = grid_components(b, grid, acc);
+  return {source_index(b, g[0], in[4], padding, align_corners), source_index(b, g[1], in[3], padding, align_corners),
+          source_index(b, g[2], in[2], padding, align_corners)};
+}
+
+// The 8 corners around each position in PyTorch's order (top / bottom z,
+// then north / south y, then west / east x): their coordinates (z, y, x)
+// and per-axis weights, each paired with its derivative's sign.
+struct Corner {
+  std::vector<Value> coords;  // z, y, x
+  std::array<Value, 3> w;     // x, y, z weights
+  std::array<double, 3> sign; // d weight / d coordinate, x, y, z
+};
+
+std::vector<Corner> trilinear_corners(hlo::Builder& b, const std::array<Coordinate, 3>& c) {
+  std::array<Value, 3> low, high;
+  for (int a = 0; a < 3; ++a) {
+    low[a] = b.floor(c[a].index);
+    high[a] = b.add(low[a], splat_like(b, 1, low[a]));
+  }
+  std::vector<Corner> corners;
+  for (int z = 0; z < 2; ++z) {
+    for (int y = 0; y < 2; ++y) {
+      for (int x = 0; x < 2; ++x) {
+        const int bits[3] = {x, y, z};
+        Corner k;
+        for (int a = 0; a < 3; ++a) {
+          k.w[a] = bits[a] ? b.subtract(c[a].index, low[a]) : b.subtract(high[a], c[a].index);
+          k.sign[a] = bits[a] ? 1.0 : -1.0;
+        }
+        k.coords = {z ? high[2] : low[2], y ? high[1] : low[1], x ? high[0] : low[0]};
+        corners.push_back(k);
+      }
+    }
+  }
+  return corners;
+}
+
+}  // namespace
+
+Value lower_grid_sampler_3d(hlo::Builder& b, const Value& input, const Value& grid, int64_t interpolation,
+                            int64_t padding, bool align_corners) {
+  const ElementType acc = input.dtype();
+  const auto& in = input.dims();
+  const auto& gd = grid.dims();
+  const std::vector<int64_t> out_dims = {in[0], in[1], gd[1], gd[2], gd[3]};
+  if (TensorType(acc, out_dims).num_elements() == 0) return b.constant_splat(0, TensorType(input.dtype(), out_dims));
+  Value channels_last = b.transpose(convert_to(b, input, acc), {0, 2, 3, 4, 1});
+  std::array<Coordinate, 3> c = sampling_3d(b, grid, in, acc, padding, align_corners);
+  Value r;
+  if (interpolation == 1) {
+    r = pick(b, channels_last, {b.round_nearest_even(c[2].index), b.round_nearest_even(c[1].index),
+                                b.round_nearest_even(c[0].index)});
+  } else {
+    std::vector<int64_t> full = c[0].index.dims();
+    full.push_back(in[1]);
+    for (const Corner& k : trilinear_corners(b, c)) {
+      Value w = b.multiply(b.multiply(k.w[0], k.w[1]), k.w[2]);
+      Value term = b.multiply(pick(b, channels_last, k.coords), b.broadcast_in_dim(w, full, {0, 1, 2, 3}));
+      r = r.valid() ? b.add(r, term) : term;
+    }
+  }
+  return convert_to(b, b.transpose(r, {0, 4, 1, 2, 3}), input.dtype());
+}
+
+GridSamplerGrads lower_grid_sampler_3d_backward(hlo::Builder& b, const Value& grad_output, const Value& input,
+                                                const Value& grid, int64_t interpolation, int64_t padding,
+                                                bool align_corners) {
+  const ElementType acc = input.dtype();
+  const auto& in = input.dims();
+  const std::vector<int64_t> last_dims = {in[0], in[2], in[3], in[4], in[1]};
+  Value grad_in = b.constant_splat(0, TensorType(acc, last_dims));
+  auto to_input_layout = [&](const Value& x) { return convert_to(b, b.transpose(x, {0, 4, 1, 2, 3}), input.dtype()); };
+  Value zero_grid = convert_to(b, b.constant_splat(0, TensorType(acc, grid.dims())), grid.dtype());
+  if (TensorType(acc, grad_output.dims()).num_elements() == 0) return {to_input_layout(grad_in), zero_grid};
+  Value go = b.transpose(convert_to(b, grad_output, acc), {0, 2, 3, 4, 1});  // [N, Do, Ho, Wo, C]
+  std::array<Coordinate, 3> c = sampling_3d(b, grid, in, acc, padding, align_corners);
+  if (interpolation == 1) {
+    grad_in = add_at(b, grad_in, {b.round_nearest_even(c[2].index), b.round_nearest_even(c[1].index),
+                                  b.round_nearest_even(c[0].index)}, go);
+    return {to_input_layout(grad_in), zero_grid};
+  }
+  const std::vector<int64_t>& full = go.dims();
+  auto spread = [&](const Value& w) { return b.broadcast_in_dim(w, full, {0, 1, 2, 3}); };
+  Value channels_last = b.transpose(convert_to(b, input, acc), {0, 2, 3, 4, 1});
+  std::array<Value, 3> g = {splat_like(b, 0, go), splat_like(b, 0, go), splat_like(b, 0, go)};
+  for (const Corner& k : trilinear_corners(b, c)) {
+    grad_in = add_at(b, grad_in, k.coords, b.multiply(go, spread(b.multiply(b.multiply(k.w[0], k.w[1]), k.w[2]))));
+    Value v = b.multiply(pick(b, channels_last, k.coords), go);
+    for (int a = 0; a < 3; ++a) {
+      Value others = b.multiply(k.w[(a + 1) % 3], k.w[(a + 2) % 3]);
+      Value term = b.multiply(v, spread(b.multiply(others, splat_like(b, k.sign[a], others))));
+      g[a] = b.add(g[a], term);
+    }
+  }
+  std::vector<Value> parts;
+  for (int a = 0; a < 3; ++a) parts.push_back(b.multiply(channel_sum(b, g[a]), c[a].grad));
+  return {to_input_layout(grad_in), convert_to(b, stack_coords(b, parts), grid.dtype())};
 }
 
 }  // namespace torch_tpu::ops

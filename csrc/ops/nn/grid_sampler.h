@@ -1,5 +1,5 @@
-// grid_sampler_2d (F.grid_sample on 4-d input) and its backward, with
-// PyTorch's CPU formulas for coordinates, padding and weights.
+// grid_sampler_2d / 3d (F.grid_sample on 4-d and 5-d input) and their
+// backward, with PyTorch's CPU formulas for coordinates, padding and weights.
 #pragma once
 
 #include "hlo/builder.h"
@@ -18,6 +18,16 @@ struct GridSamplerGrads {
 };
 
 GridSamplerGrads lower_grid_sampler_2d_backward(hlo::Builder& b, const hlo::Value& grad_output,
+                                                const hlo::Value& input, const hlo::Value& grid,
+                                                int64_t interpolation, int64_t padding, bool align_corners);
+
+// grid_sampler_3d: input [N, C, D, H, W] sampled at grid [N, Do, Ho, Wo, 3]
+// ((x, y, z)) -> [N, C, Do, Ho, Wo]; interpolation 0 (trilinear) or 1
+// (nearest), padding as above.
+hlo::Value lower_grid_sampler_3d(hlo::Builder& b, const hlo::Value& input, const hlo::Value& grid,
+                                 int64_t interpolation, int64_t padding, bool align_corners);
+
+GridSamplerGrads lower_grid_sampler_3d_backward(hlo::Builder& b, const hlo::Value& grad_output,
                                                 const hlo::Value& input, const hlo::Value& grid,
                                                 int64_t interpolation, int64_t padding, bool align_corners);
 
