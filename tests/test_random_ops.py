@@ -579,3 +579,73 @@ def test_randperm_reproducible_and_varied():
     out = torch.empty(0, dtype=torch.int64, device=TPU)
     torch.randperm(9, out=out)
     assert sorted(out.cpu().tolist()) == list(range(9))
+
+
+# ---- rejection samplers: gamma, dirichlet, poisson ----------------------------------------
+# Fixed seeds, so these either always pass or always fail; the bounds are 6
+# standard errors of the mean (and a loose variance check), so a wrong
+# sampler fails them.
+
+
+def _mean_var(x):
+    x = x.cpu().double()
+    return x.mean().item(), x.var().item()
+
+
+@pytest.mark.parametrize("alpha", [0.05, 0.5, 1.0, 2.5, 30.0])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_standard_gamma_statistics(alpha, dtype):
+    n = 100_000
+    g = torch.Generator("tpu").manual_seed(11)
+    x = torch._standard_gamma(torch.full((n,), alpha, dtype=dtype, device="tpu"), generator=g)
+    assert x.dtype == dtype and (x.cpu() > 0).all()
+    mean, var = _mean_var(x)
+    assert abs(mean - alpha) < 6 * math.sqrt(alpha / n)
+    assert abs(var / alpha - 1) < 0.1
+
+
+@pytest.mark.parametrize("rate", [0.0, 0.7, 4.0, 9.9, 10.0, 37.5, 1000.0])
+def test_poisson_statistics(rate):
+    # Both algorithms: Knuth's below 10, PTRS from 10.
+    n = 100_000
+    g = torch.Generator("tpu").manual_seed(12)
+    x = torch.poisson(torch.full((n,), rate, device="tpu"), generator=g).cpu()
+    assert (x == x.round()).all() and (x >= 0).all()
+    mean, var = _mean_var(x)
+    assert abs(mean - rate) <= 6 * math.sqrt(max(rate, 1e-12) / n)
+    assert abs(var - rate) <= 0.1 * rate
+
+
+def test_distributions_sample_on_device():
+    n = 50_000
+    torch.tpu.manual_seed(13)
+    alpha = torch.tensor([0.3, 1.0, 4.0], device="tpu")
+    d = torch.distributions.Dirichlet(alpha).sample((n,))
+    assert d.device.type == "tpu"
+    torch.testing.assert_close(d.sum(-1).cpu(), torch.ones(n), rtol=0, atol=1e-6)
+    torch.testing.assert_close(d.mean(0).cpu(), (alpha / alpha.sum()).cpu(), rtol=0, atol=0.01)
+    beta = torch.distributions.Beta(torch.tensor(2.0, device="tpu"), torch.tensor(5.0, device="tpu")).sample((n,))
+    assert abs(beta.mean().item() - 2 / 7) < 0.01
+    gamma = torch.distributions.Gamma(torch.tensor(3.0, device="tpu"), torch.tensor(2.0, device="tpu")).sample((n,))
+    assert abs(gamma.mean().item() - 1.5) < 0.03
+    pois = torch.distributions.Poisson(torch.tensor(6.0, device="tpu")).sample((n,))
+    assert abs(pois.mean().item() - 6.0) < 0.1
+
+
+def test_rejection_samplers_reproduce_and_advance():
+    g = torch.Generator("tpu").manual_seed(14)
+    a = torch._standard_gamma(torch.ones(6, device="tpu"), generator=g)
+    b = torch._standard_gamma(torch.ones(6, device="tpu"), generator=g)
+    g.manual_seed(14)
+    c = torch._standard_gamma(torch.ones(6, device="tpu"), generator=g)
+    assert torch.equal(a.cpu(), c.cpu()) and not torch.equal(a.cpu(), b.cpu())
+
+
+def test_rejection_sampler_edges_and_errors():
+    x = torch._standard_gamma(torch.tensor([0.0, float("nan"), -1.0, 2.0], device="tpu")).cpu()
+    assert x[0] == torch.finfo(torch.float32).tiny and x[1:3].isnan().all() and x[3] > 0
+    with pytest.raises(RuntimeError, match="invalid Poisson rate"):
+        torch.poisson(torch.tensor([-1.0, 2.0], device="tpu")).cpu()
+    with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
+        torch._standard_gamma(torch.ones(3, dtype=torch.long, device="tpu"))
+    assert torch.poisson(torch.empty(0, device="tpu")).shape == (0,)

@@ -1,6 +1,7 @@
 // ATen glue for the random ops: uniform_, normal_ (and normal's tensor
 // forms), random_, bernoulli, exponential_, geometric_, log_normal_,
-// cauchy_, multinomial, randperm and dropout. torch.rand / randn / randint /
+// cauchy_, multinomial, randperm, dropout, _standard_gamma,
+// _sample_dirichlet and poisson. torch.rand / randn / randint /
 // *_like reach these through empty + uniform_ / normal_ / random_.
 //
 // Each op takes (seed, offset) from the given tpu generator, or the device's
@@ -32,6 +33,7 @@
 #include "aten/generator.h"
 #include "aten/op_runner.h"
 #include "ops/random/distributions.h"
+#include "ops/random/rejection.h"
 #include "ops/random/uniform.h"
 
 namespace torch_tpu::aten {
@@ -431,6 +433,50 @@ at::Tensor& bernoulli_out(const at::Tensor& self, Gen gen, at::Tensor& out) {
   return bernoulli_tensor_(out, self, gen);
 }
 
+// ---- _standard_gamma, _sample_dirichlet, poisson ------------------------------
+// Rejection samplers (ops/random/rejection.h): the op advances the
+// generator by one counter per element; its rounds draw from a stream keyed
+// by the (seed, offset) it got.
+
+using SamplerLowering = hlo::Value (*)(hlo::Builder&, const hlo::Value&, const hlo::Value&, const hlo::Value&,
+                                       ElementType);
+
+// Samples of param's shape and dtype; with `min_param`, a param below it
+// (or NaN) raises `message` at the next sync.
+at::Tensor sample_like(const at::Tensor& param, const char* op, const char* cpu_kernel, SamplerLowering lower,
+                       Gen gen, std::optional<double> min_param = std::nullopt, const char* message = "") {
+  if (!is_float(param.scalar_type())) not_implemented_for(cpu_kernel, param.scalar_type());
+  at::Tensor out = at::empty(param.sizes(), param.options());
+  if (out.numel() == 0) return out;
+  auto extras = run_random(
+      out, op, {param}, {}, count(out.numel(), 1), gen,
+      [lower, min_param](hlo::Builder& b, const hlo::Value& seed, const hlo::Value& offset,
+                         const std::vector<hlo::Value>&, const std::vector<hlo::Value>& t, const std::vector<int64_t>&,
+                         ElementType out_type) {
+        std::vector<hlo::Value> outs{lower(b, seed, offset, t[0], out_type)};
+        if (min_param) {
+          outs.push_back(ops::lower_any_outside(b, t[0], *min_param, std::numeric_limits<double>::quiet_NaN()));
+        }
+        return outs;
+      });
+  if (min_param) defer_check(extras.at(0), CheckError::kRuntime, message);
+  return out;
+}
+
+at::Tensor standard_gamma(const at::Tensor& alpha, Gen gen) {
+  return sample_like(alpha, "aten::_standard_gamma", "gamma_cpu", ops::lower_standard_gamma, gen);
+}
+
+at::Tensor sample_dirichlet(const at::Tensor& alpha, Gen gen) {
+  TORCH_CHECK(alpha.dim() >= 1, "_sample_dirichlet: expected a tensor of concentrations with at least 1 dim");
+  return sample_like(alpha, "aten::_sample_dirichlet", "dirichlet", ops::lower_sample_dirichlet, gen);
+}
+
+at::Tensor poisson(const at::Tensor& rates, Gen gen) {
+  return sample_like(rates, "aten::poisson", "poisson_cpu", ops::lower_poisson, gen, 0.0,
+                     "invalid Poisson rate, expected rate to be non-negative");
+}
+
 // ---- exponential_, geometric_, log_normal_, cauchy_ ----------------------
 
 using TwoParamLowering = hlo::Value (*)(hlo::Builder&, const hlo::Value&, const hlo::Value&, const hlo::Value&,
@@ -611,6 +657,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("bernoulli_.Tensor", bernoulli_tensor_);
   m.impl("bernoulli.out", bernoulli_out);
   m.impl("exponential_", exponential_);
+  m.impl("_standard_gamma", standard_gamma);
+  m.impl("_sample_dirichlet", sample_dirichlet);
+  m.impl("poisson", poisson);
   m.impl("geometric_", geometric_);
   m.impl("log_normal_", log_normal_);
   m.impl("cauchy_", cauchy_);
