@@ -581,7 +581,7 @@ def test_randperm_reproducible_and_varied():
     assert sorted(out.cpu().tolist()) == list(range(9))
 
 
-# ---- rejection samplers: gamma, dirichlet, poisson ----------------------------------------
+# ---- rejection samplers: gamma, dirichlet, poisson, binomial --------------------------------
 # Fixed seeds, so these either always pass or always fail; the bounds are 6
 # standard errors of the mean (and a loose variance check), so a wrong
 # sampler fails them.
@@ -616,6 +616,21 @@ def test_poisson_statistics(rate):
     assert abs(var - rate) <= 0.1 * rate
 
 
+@pytest.mark.parametrize("trials, prob", [(5, 0.3), (20, 0.2), (100, 0.5), (1000, 0.9), (50, 0.99), (7, 0.7),
+                                          (1e6, 0.01), (10, 0.0), (10, 1.0), (0, 0.5)])
+def test_binomial_statistics(trials, prob):
+    # Inversion (count * min(p, 1 - p) < 10) and BTRS, both sides of 1/2.
+    n = 100_000
+    g = torch.Generator("tpu").manual_seed(15)
+    x = torch.binomial(torch.full((n,), float(trials), device="tpu"), torch.full((n,), prob, device="tpu"),
+                       generator=g).cpu()
+    assert (x == x.round()).all() and (x >= 0).all() and (x <= trials).all()
+    mean, var = _mean_var(x)
+    expected_var = trials * prob * (1 - prob)
+    assert abs(mean - trials * prob) <= 6 * math.sqrt(expected_var / n) + 1e-12
+    assert abs(var - expected_var) <= 0.1 * expected_var + 1e-12
+
+
 def test_distributions_sample_on_device():
     n = 50_000
     torch.tpu.manual_seed(13)
@@ -630,6 +645,8 @@ def test_distributions_sample_on_device():
     assert abs(gamma.mean().item() - 1.5) < 0.03
     pois = torch.distributions.Poisson(torch.tensor(6.0, device="tpu")).sample((n,))
     assert abs(pois.mean().item() - 6.0) < 0.1
+    binom = torch.distributions.Binomial(10, torch.tensor(0.3, device="tpu")).sample((n,))
+    assert abs(binom.mean().item() - 3.0) < 0.05
 
 
 def test_rejection_samplers_reproduce_and_advance():

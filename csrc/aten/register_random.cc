@@ -1,7 +1,7 @@
 // ATen glue for the random ops: uniform_, normal_ (and normal's tensor
 // forms), random_, bernoulli, exponential_, geometric_, log_normal_,
 // cauchy_, multinomial, randperm, dropout, _standard_gamma,
-// _sample_dirichlet and poisson. torch.rand / randn / randint /
+// _sample_dirichlet, poisson and binomial. torch.rand / randn / randint /
 // *_like reach these through empty + uniform_ / normal_ / random_.
 //
 // Each op takes (seed, offset) from the given tpu generator, or the device's
@@ -433,7 +433,7 @@ at::Tensor& bernoulli_out(const at::Tensor& self, Gen gen, at::Tensor& out) {
   return bernoulli_tensor_(out, self, gen);
 }
 
-// ---- _standard_gamma, _sample_dirichlet, poisson ------------------------------
+// ---- _standard_gamma, _sample_dirichlet, poisson, binomial ---------------------
 // Rejection samplers (ops/random/rejection.h): the op advances the
 // generator by one counter per element; its rounds draw from a stream keyed
 // by the (seed, offset) it got.
@@ -475,6 +475,20 @@ at::Tensor sample_dirichlet(const at::Tensor& alpha, Gen gen) {
 at::Tensor poisson(const at::Tensor& rates, Gen gen) {
   return sample_like(rates, "aten::poisson", "poisson_cpu", ops::lower_poisson, gen, 0.0,
                      "invalid Poisson rate, expected rate to be non-negative");
+}
+
+at::Tensor binomial(const at::Tensor& trials, const at::Tensor& prob, Gen gen) {
+  if (!is_float(trials.scalar_type())) not_implemented_for("binomial_cpu", trials.scalar_type());
+  TORCH_CHECK(prob.scalar_type() == trials.scalar_type(), "binomial: expected count and prob of one dtype, got ",
+              trials.scalar_type(), " and ", prob.scalar_type());
+  at::Tensor out = at::empty(trials.sizes(), trials.options());
+  if (out.numel() == 0) return out;
+  run_random(out, "aten::binomial", {trials, prob.expand(trials.sizes())}, {}, count(out.numel(), 1), gen,
+             [](hlo::Builder& b, const hlo::Value& seed, const hlo::Value& offset, const std::vector<hlo::Value>&,
+                const std::vector<hlo::Value>& t, const std::vector<int64_t>&, ElementType out_type) {
+               return std::vector<hlo::Value>{ops::lower_binomial(b, seed, offset, t[0], t[1], out_type)};
+             });
+  return out;
 }
 
 // ---- exponential_, geometric_, log_normal_, cauchy_ ----------------------
@@ -660,6 +674,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_standard_gamma", standard_gamma);
   m.impl("_sample_dirichlet", sample_dirichlet);
   m.impl("poisson", poisson);
+  m.impl("binomial", binomial);
   m.impl("geometric_", geometric_);
   m.impl("log_normal_", log_normal_);
   m.impl("cauchy_", cauchy_);

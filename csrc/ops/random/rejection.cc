@@ -183,4 +183,88 @@ Value lower_poisson(hlo::Builder& b, const Value& seed, const Value& offset, con
   return convert_to(b, outs[2], out);
 }
 
+namespace {
+
+// log(k!) minus its Stirling approximation (k + 1/2) log(k + 1) - (k + 1)
+// + log(2 pi) / 2, the correction BTRS's bound uses.
+Value stirling_tail(hlo::Builder& b, const Value& k) {
+  Value k1 = b.add(k, fill(b, 1, k));
+  Value stirling = b.add(b.subtract(b.multiply(b.add(k, fill(b, 0.5, k)), b.log(k1)), k1),
+                         fill(b, 0.5 * std::log(2 * 3.14159265358979323846), k));
+  return b.subtract(b.unary("chlo.lgamma", k1), stirling);
+}
+
+}  // namespace
+
+Value lower_binomial(hlo::Builder& b, const Value& seed, const Value& offset, const Value& count, const Value& prob,
+                     ElementType out) {
+  const std::vector<int64_t>& dims = prob.dims();
+  if (TensorType(out, dims).num_elements() == 0) return b.constant_splat(0, TensorType(out, dims));
+  int64_t n_elems = 1;
+  for (int64_t d : dims) n_elems *= d;
+  const ElementType ct = ElementType::kF64;
+  Value n = convert_to(b, count, ct), p0 = convert_to(b, prob, ct);
+  Value key = stream_key(b, seed, offset);
+  // Sample with q = min(p, 1 - p); flip back at the end.
+  Value flip = b.compare(p0, fill(b, 0.5, p0), "GT");
+  Value p = b.select(flip, b.subtract(fill(b, 1, p0), p0), p0);
+  Value use_btrs = b.compare(b.multiply(n, p), fill(b, 10, n), "GE");
+  Value trivial_zero = b.or_(b.not_(b.compare(n, fill(b, 0, n), "GT")), b.not_(b.compare(p0, fill(b, 0, p0), "GT")));
+  Value trivial_all = b.and_(b.not_(trivial_zero), b.not_(b.compare(p0, fill(b, 1, p0), "LT")));
+  Value invalid = b.or_(b.compare(n, n, "NE"), b.compare(p0, p0, "NE"));
+  // BTRS constants (meaningful where used).
+  Value q1 = b.subtract(fill(b, 1, p), p);
+  Value stddev = b.sqrt(b.multiply(b.multiply(n, p), q1));
+  Value bb = b.add(fill(b, 1.15, p), b.multiply(fill(b, 2.53, p), stddev));
+  Value aa = b.add(b.add(fill(b, -0.0873, p), b.multiply(fill(b, 0.0248, p), bb)), b.multiply(fill(b, 0.01, p), p));
+  Value cc = b.add(b.multiply(n, p), fill(b, 0.5, p));
+  Value vr = b.subtract(fill(b, 0.92, p), b.divide(fill(b, 4.2, p), bb));
+  Value r = b.divide(p, q1);
+  Value alpha = b.multiply(b.add(fill(b, 2.83, p), b.divide(fill(b, 5.1, p), bb)), stddev);
+  Value m = b.floor(b.multiply(b.add(n, fill(b, 1, n)), p));
+  Value logq = b.log_plus_one(b.negate(p));
+  Value done0 = b.or_(b.or_(trivial_zero, trivial_all), invalid);
+  // Carried: round, done, result, inversion's running sum and count.
+  Values outs = b.while_loop(
+      {i32(b, 0), done0, fill(b, 0, n), fill(b, 0, n), fill(b, 0, n)},
+      [](hlo::Builder& cb, const Values& v) {
+        return Values{cb.and_(cb.compare(v[0], i32(cb, kMaxRounds), "LT"), cb.not_(all_true(cb, v[1])))};
+      },
+      [&](hlo::Builder& cb, const Values& v) {
+        Values u = unit_uniform(cb, key, round_offset(cb, v[0], 2, n_elems), dims, ct, 2, UnitInterval::kOpen);
+        // Inversion: add geometric jumps until they pass count.
+        Value jump = cb.ceil(cb.divide(cb.log(u[0]), logq));
+        Value sum = cb.add(v[3], jump);
+        Value passed = cb.compare(sum, n, "GT");
+        Value jumps = cb.select(passed, v[4], cb.add(v[4], fill(cb, 1, n)));
+        // BTRS.
+        Value uu = cb.subtract(u[0], fill(cb, 0.5, p));
+        Value us = cb.subtract(fill(cb, 0.5, p), cb.abs(uu));
+        Value k = cb.floor(cb.add(cb.multiply(cb.add(cb.divide(cb.multiply(fill(cb, 2, p), aa), us), bb), uu), cc));
+        Value outside = cb.or_(cb.compare(k, fill(cb, 0, k), "LT"), cb.compare(k, n, "GT"));
+        Value quick = cb.and_(cb.compare(us, fill(cb, 0.07, p), "GE"), cb.compare(u[1], vr, "LE"));
+        Value ks = cb.minimum(cb.maximum(k, fill(cb, 0, k)), n);
+        Value lv = cb.log(cb.divide(cb.multiply(u[1], alpha), cb.add(cb.divide(aa, cb.multiply(us, us)), bb)));
+        Value one = fill(cb, 1, p), half = fill(cb, 0.5, p);
+        Value nm1 = cb.add(cb.subtract(n, m), one), nk1 = cb.add(cb.subtract(n, ks), one);
+        Value bound = cb.add(
+            cb.add(cb.add(cb.multiply(cb.add(m, half), cb.log(cb.divide(cb.add(m, one), cb.multiply(r, nm1)))),
+                          cb.multiply(cb.add(n, one), cb.log(cb.divide(nm1, nk1)))),
+                   cb.multiply(cb.add(ks, half), cb.log(cb.divide(cb.multiply(r, nk1), cb.add(ks, one))))),
+            cb.subtract(cb.subtract(cb.add(stirling_tail(cb, m), stirling_tail(cb, cb.subtract(n, m))), stirling_tail(cb, ks)),
+                        stirling_tail(cb, cb.subtract(n, ks))));
+        Value btrs_accept = cb.and_(cb.not_(outside), cb.or_(quick, cb.compare(lv, bound, "LE")));
+        Value accept = cb.select(use_btrs, btrs_accept, passed);
+        Value value = cb.select(use_btrs, k, v[4]);
+        Value take = cb.and_(accept, cb.not_(v[1]));
+        return Values{cb.add(v[0], i32(cb, 1)), cb.or_(v[1], accept), cb.select(take, value, v[2]), sum, jumps};
+      });
+  Value x = b.select(flip, b.subtract(n, outs[2]), outs[2]);
+  x = b.select(trivial_zero, fill(b, 0, x), b.select(trivial_all, n, x));
+  x = b.select(invalid, fill(b, std::numeric_limits<double>::quiet_NaN(), x), x);
+  // Not done within the rounds (practically never): NaN, not a biased value.
+  x = b.select(outs[1], x, fill(b, std::numeric_limits<double>::quiet_NaN(), x));
+  return convert_to(b, x, out);
+}
+
 }  // namespace torch_tpu::ops

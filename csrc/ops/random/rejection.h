@@ -1,7 +1,8 @@
 // Samplers that draw until they accept: Gamma (Marsaglia and Tsang's
 // method, boosted below shape 1), Dirichlet (normalized Gammas) and
 // Poisson (Knuth's product of uniforms below rate 10, Hormann's
-// transformed rejection PTRS from 10), the algorithms PyTorch's CPU
+// transformed rejection PTRS from 10) and Binomial (inversion or BTRS),
+// the algorithms PyTorch's CPU
 // kernels use, as one HLO while loop over rounds for all elements.
 //
 // A round draws fresh counters for every element, so how many rounds run
@@ -31,5 +32,11 @@ hlo::Value lower_sample_dirichlet(hlo::Builder& b, const hlo::Value& seed, const
 // NaN for a NaN or negative rate (the ATen glue raises CPU's error).
 hlo::Value lower_poisson(hlo::Builder& b, const hlo::Value& seed, const hlo::Value& offset, const hlo::Value& rate,
                          ElementType out);
+
+// Binomial(count, prob) counts (count and prob of one shape), as `out`:
+// inversion by geometric jumps when count * min(p, 1 - p) < 10, BTRS
+// (Hormann's transformed rejection) otherwise, as CPU. NaN for NaN inputs.
+hlo::Value lower_binomial(hlo::Builder& b, const hlo::Value& seed, const hlo::Value& offset, const hlo::Value& count,
+                          const hlo::Value& prob, ElementType out);
 
 }  // namespace torch_tpu::ops
