@@ -48,61 +48,59 @@ std::string attributes(int64_t interpolation_mode, int64_t padding_mode, bool al
   return std::to_string(interpolation_mode) + std::to_string(padding_mode) + (align_corners ? "a" : "-");
 }
 
-at::Tensor grid_sampler_2d(const at::Tensor& input, const at::Tensor& grid, int64_t interpolation_mode,
-                           int64_t padding_mode, bool align_corners) {
-  check_grid_sampler(input, grid, interpolation_mode, padding_mode);
-  OpCall call{"aten::grid_sampler_2d", attributes(interpolation_mode, padding_mode, align_corners), {input, grid}, {}};
+// The output's shape: [N, C] + the grid's spatial dims.
+std::vector<int64_t> output_shape(const at::Tensor& input, const at::Tensor& grid) {
+  std::vector<int64_t> shape = {input.size(0), input.size(1)};
+  for (int64_t d = 1; d + 1 < grid.dim(); ++d) shape.push_back(grid.size(d));
+  return shape;
+}
+
+at::Tensor grid_sampler(const at::Tensor& input, const at::Tensor& grid, int64_t interpolation_mode,
+                        int64_t padding_mode, bool align_corners, int64_t rank) {
+  check_grid_sampler(input, grid, interpolation_mode, padding_mode, rank);
+  OpCall call{rank == 4 ? "aten::grid_sampler_2d" : "aten::grid_sampler_3d",
+              attributes(interpolation_mode, padding_mode, align_corners), {input, grid}, {}};
   return run_op(call, [=](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
-           return std::vector<hlo::Value>{
-               ops::lower_grid_sampler_2d(b, t[0], t[1], interpolation_mode, padding_mode, align_corners)};
+           auto lower = rank == 4 ? ops::lower_grid_sampler_2d : ops::lower_grid_sampler_3d;
+           return std::vector<hlo::Value>{lower(b, t[0], t[1], interpolation_mode, padding_mode, align_corners)};
          })
       .at(0);
 }
 
-std::tuple<at::Tensor, at::Tensor> grid_sampler_2d_backward(const at::Tensor& grad_output, const at::Tensor& input,
-                                                            const at::Tensor& grid, int64_t interpolation_mode,
-                                                            int64_t padding_mode, bool align_corners,
-                                                            std::array<bool, 2> output_mask) {
-  check_grid_sampler(input, grid, interpolation_mode, padding_mode);
-  TORCH_CHECK(grad_output.sizes() == at::IntArrayRef({input.size(0), input.size(1), grid.size(1), grid.size(2)}),
-              "grid_sampler_2d_backward: grad_output has sizes ", grad_output.sizes(), ", expected the output's");
-  OpCall call{"aten::grid_sampler_2d_backward", attributes(interpolation_mode, padding_mode, align_corners),
-              {grad_output, input, grid}, {}};
+std::tuple<at::Tensor, at::Tensor> grid_sampler_backward(const at::Tensor& grad_output, const at::Tensor& input,
+                                                         const at::Tensor& grid, int64_t interpolation_mode,
+                                                         int64_t padding_mode, bool align_corners,
+                                                         std::array<bool, 2> output_mask, int64_t rank) {
+  check_grid_sampler(input, grid, interpolation_mode, padding_mode, rank);
+  const char* op = rank == 4 ? "aten::grid_sampler_2d_backward" : "aten::grid_sampler_3d_backward";
+  TORCH_CHECK(grad_output.sizes() == at::IntArrayRef(output_shape(input, grid)), op + 6, ": grad_output has sizes ",
+              grad_output.sizes(), ", expected the output's");
+  OpCall call{op, attributes(interpolation_mode, padding_mode, align_corners), {grad_output, input, grid}, {}};
   auto r = run_op(call, [=](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
-    ops::GridSamplerGrads g = ops::lower_grid_sampler_2d_backward(b, t[0], t[1], t[2], interpolation_mode,
-                                                                  padding_mode, align_corners);
+    auto lower = rank == 4 ? ops::lower_grid_sampler_2d_backward : ops::lower_grid_sampler_3d_backward;
+    ops::GridSamplerGrads g = lower(b, t[0], t[1], t[2], interpolation_mode, padding_mode, align_corners);
     return std::vector<hlo::Value>{g.input, g.grid};
   });
   return {output_mask[0] ? r[0] : at::Tensor(), output_mask[1] ? r[1] : at::Tensor()};
 }
 
-at::Tensor grid_sampler_3d(const at::Tensor& input, const at::Tensor& grid, int64_t interpolation_mode,
-                           int64_t padding_mode, bool align_corners) {
-  check_grid_sampler(input, grid, interpolation_mode, padding_mode, 5);
-  OpCall call{"aten::grid_sampler_3d", attributes(interpolation_mode, padding_mode, align_corners), {input, grid}, {}};
-  return run_op(call, [=](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
-           return std::vector<hlo::Value>{
-               ops::lower_grid_sampler_3d(b, t[0], t[1], interpolation_mode, padding_mode, align_corners)};
-         })
-      .at(0);
+at::Tensor grid_sampler_2d(const at::Tensor& input, const at::Tensor& grid, int64_t interpolation, int64_t padding,
+                           bool align) {
+  return grid_sampler(input, grid, interpolation, padding, align, 4);
 }
-
-std::tuple<at::Tensor, at::Tensor> grid_sampler_3d_backward(const at::Tensor& grad_output, const at::Tensor& input,
-                                                            const at::Tensor& grid, int64_t interpolation_mode,
-                                                            int64_t padding_mode, bool align_corners,
-                                                            std::array<bool, 2> output_mask) {
-  check_grid_sampler(input, grid, interpolation_mode, padding_mode, 5);
-  TORCH_CHECK(grad_output.sizes() ==
-                  at::IntArrayRef({input.size(0), input.size(1), grid.size(1), grid.size(2), grid.size(3)}),
-              "grid_sampler_3d_backward: grad_output has sizes ", grad_output.sizes(), ", expected the output's");
-  OpCall call{"aten::grid_sampler_3d_backward", attributes(interpolation_mode, padding_mode, align_corners),
-              {grad_output, input, grid}, {}};
-  auto r = run_op(call, [=](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
-    ops::GridSamplerGrads g = ops::lower_grid_sampler_3d_backward(b, t[0], t[1], t[2], interpolation_mode,
-                                                                  padding_mode, align_corners);
-    return std::vector<hlo::Value>{g.input, g.grid};
-  });
-  return {output_mask[0] ? r[0] : at::Tensor(), output_mask[1] ? r[1] : at::Tensor()};
+at::Tensor grid_sampler_3d(const at::Tensor& input, const at::Tensor& grid, int64_t interpolation, int64_t padding,
+                           bool align) {
+  return grid_sampler(input, grid, interpolation, padding, align, 5);
+}
+std::tuple<at::Tensor, at::Tensor> grid_sampler_2d_backward(const at::Tensor& g, const at::Tensor& input,
+                                                            const at::Tensor& grid, int64_t interpolation,
+                                                            int64_t padding, bool align, std::array<bool, 2> mask) {
+  return grid_sampler_backward(g, input, grid, interpolation, padding, align, mask, 4);
+}
+std::tuple<at::Tensor, at::Tensor> grid_sampler_3d_backward(const at::Tensor& g, const at::Tensor& input,
+                                                            const at::Tensor& grid, int64_t interpolation,
+                                                            int64_t padding, bool align, std::array<bool, 2> mask) {
+  return grid_sampler_backward(g, input, grid, interpolation, padding, align, mask, 5);
 }
 
 }  // namespace

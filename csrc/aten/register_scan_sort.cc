@@ -277,6 +277,17 @@ void check_median_dtype(const at::Tensor& self, bool ignore_nan) {
   to_element_type(self.scalar_type(), median_name(ignore_nan));
 }
 
+// (values, indices) of an empty input reduced along d.
+std::tuple<at::Tensor, at::Tensor> empty_values_and_indices(const at::Tensor& self, int64_t d, bool keepdim) {
+  std::vector<int64_t> shape = self.sizes().vec();
+  if (keepdim) {
+    shape[d] = 1;
+  } else {
+    shape.erase(shape.begin() + d);
+  }
+  return {at::empty(shape, self.options()), at::empty(shape, self.options().dtype(c10::kLong))};
+}
+
 std::tuple<at::Tensor, at::Tensor> median_dim_like(const at::Tensor& self, int64_t dim, bool keepdim,
                                                    bool ignore_nan) {
   check_median_dtype(self, ignore_nan);
@@ -285,15 +296,7 @@ std::tuple<at::Tensor, at::Tensor> median_dim_like(const at::Tensor& self, int64
   if (self.dim() > 0) {
     TORCH_CHECK_INDEX(self.numel() != 0 || self.size(d) != 0, fn, ": Expected reduction dim ", d,
                       " to have non-zero size.");
-    if (self.numel() == 0) {
-      std::vector<int64_t> shape = self.sizes().vec();
-      if (keepdim) {
-        shape[d] = 1;
-      } else {
-        shape.erase(shape.begin() + d);
-      }
-      return {at::empty(shape, self.options()), at::empty(shape, self.options().dtype(c10::kLong))};
-    }
+    if (self.numel() == 0) return empty_values_and_indices(self, d, keepdim);
   }
   std::string key(1, keepdim ? 'k' : '-');
   key.push_back(ignore_nan ? 'n' : '-');
@@ -333,15 +336,7 @@ std::tuple<at::Tensor, at::Tensor> mode_dim(const at::Tensor& self, int64_t dim,
   const int64_t d = wrap(self, dim);
   if (self.dim() > 0) {
     TORCH_CHECK_INDEX(self.size(d) != 0, "mode(): Expected reduction dim ", d, " to have non-zero size.");
-    if (self.numel() == 0) {
-      std::vector<int64_t> shape = self.sizes().vec();
-      if (keepdim) {
-        shape[d] = 1;
-      } else {
-        shape.erase(shape.begin() + d);
-      }
-      return {at::empty(shape, self.options()), at::empty(shape, self.options().dtype(c10::kLong))};
-    }
+    if (self.numel() == 0) return empty_values_and_indices(self, d, keepdim);
   }
   std::string key(1, keepdim ? 'k' : '-');
   put(key, d);
