@@ -418,6 +418,15 @@ def test_matrix_exp_special_cases_and_gradients():
         torch.linalg.matrix_exp(to_tpu(rand((2, 3), 44)))
 
 
+def test_matrix_exp_in_16_bit_floats():
+    # Computed in float32 and rounded once (CPU computes in the 16-bit type).
+    for dtype in (torch.bfloat16, torch.float16):
+        a = rand((3, 4, 4), 45) / 2
+        got = torch.linalg.matrix_exp(to_tpu(a.to(dtype))).cpu()
+        assert got.dtype == dtype
+        torch.testing.assert_close(got.float(), torch.linalg.matrix_exp(a.to(dtype).float()), rtol=1e-2, atol=1e-2)
+
+
 def test_orthogonal_parametrization_on_device():
     # nn.utils.parametrizations.orthogonal maps through matrix_exp.
     layer = torch.nn.utils.parametrizations.orthogonal(torch.nn.Linear(6, 6).to("tpu"))

@@ -247,7 +247,7 @@ Tensor tpu_matrix_exp(const Tensor& a) {
               "with dim at least 2");
   TORCH_CHECK(a.size(-1) == a.size(-2), "matrix_exp(", a.scalar_type(), "{", a.sizes(),
               "}): expected self tensor of squared matrices");
-  check_dtype(a, "linalg.matrix_exp");
+  to_element_type(a.scalar_type(), "linalg.matrix_exp");
   return run_linalg("aten::linalg_matrix_exp", "", {a}, [](hlo::Builder& b, const Values& t) {
            return Values{ops::lower_matrix_exp(b, t[0])};
          })

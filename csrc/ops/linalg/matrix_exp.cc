@@ -56,6 +56,10 @@ Value lower_matrix_exp(hlo::Builder& b, const Value& a) {
   const int64_t n = a.dims().back();
   if (TensorType(a.dtype(), a.dims()).num_elements() == 0) return a;
   if (n == 1) return b.exponential(a);
+  // 16-bit floats compute in f32 and are rounded once.
+  if (a.dtype() == ElementType::kF16 || a.dtype() == ElementType::kBF16) {
+    return b.convert(lower_matrix_exp(b, b.convert(a, ElementType::kF32)), a.dtype());
+  }
   Value x = matrix::flatten_batch(b, a);
   const int64_t batch = x.dims()[0];
   // s = max(0, ceil(log2(|A|_1 / theta))) per matrix (0 where the norm is

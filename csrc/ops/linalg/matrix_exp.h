@@ -8,7 +8,7 @@
 
 namespace torch_tpu::ops {
 
-// exp(A) for A [..., n, n] (floating or complex).
+// exp(A) for A [..., n, n] (floating or complex; 16-bit floats through f32).
 hlo::Value lower_matrix_exp(hlo::Builder& b, const hlo::Value& a);
 
 }  // namespace torch_tpu::ops
