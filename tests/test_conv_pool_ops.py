@@ -325,6 +325,27 @@ def test_grid_sample_3d_errors():
     assert_same(lambda x, g: F.grid_sample(x, g, align_corners=False), x, make((2, 3, 4, 2)))
 
 
+def test_grid_sample_nan_and_huge_grid_values_as_cpu():
+    # NaN: read as -1 where the 2-d kernel clips (border, reflection), NaN
+    # (0 for nearest) with zeros padding; the 3-d kernel clips it to the far
+    # edge and gives 0 with zeros padding. Huge bicubic coordinates stay exact.
+    nan = float("nan")
+    x2, g2 = make((1, 2, 5, 6)), torch.tensor([[[[nan, 0.3], [0.2, nan], [nan, nan]]]])
+    x3, g3 = make((1, 2, 3, 5, 6)), torch.tensor([[[[[0.3, nan, 0.2], [nan, nan, nan]]]]])
+    for padding in ("zeros", "border", "reflection"):
+        for align in (False, True):
+            for mode in ("bilinear", "nearest", "bicubic"):
+                assert_same(lambda x, g: F.grid_sample(x, g, mode=mode, padding_mode=padding, align_corners=align),
+                            x2, g2)
+            for mode in ("bilinear", "nearest"):
+                assert_same(lambda x, g: F.grid_sample(x, g, mode=mode, padding_mode=padding, align_corners=align),
+                            x3, g3)
+    for v in (3e9, 1e12, -1e12):
+        for padding in ("zeros", "border"):
+            assert_same(lambda x, g: F.grid_sample(x, g, mode="bicubic", padding_mode=padding, align_corners=True),
+                        x2, torch.tensor([[[[v, 0.5]]]]))
+
+
 def test_grid_sample_gradient_in_float64_and_on_borders():
     # Grid points exactly on pixel centres and borders, where clipping and
     # reflection switch their derivatives.

@@ -377,6 +377,16 @@ def test_lstsq_complex_and_gradients():
     torch.testing.assert_close(grads[1], grads[0])
 
 
+def test_lstsq_cutoffs_that_differ_in_far_digits():
+    # rcond is a constant of the program: a call with another cutoff must not
+    # reuse it (1e-8 and the float64 default eps * 2 both print as 0.000000).
+    a = torch.diag(torch.tensor([1.0, 1e-10], dtype=torch.float64))
+    b = torch.ones(2, 1, dtype=torch.float64)
+    torch.linalg.lstsq(to_tpu(a), to_tpu(b), rcond=1e-8, driver="gelsd")
+    assert_lstsq_matches_cpu(a, b, driver="gelsd")
+    assert_lstsq_matches_cpu(a, b, driver="gelsd", rcond=1e-8)
+
+
 def test_lstsq_errors_match_cpu():
     a = torch.zeros(5, 3)
     a[:, :2] = rand((5, 2), 38)
@@ -386,6 +396,8 @@ def test_lstsq_errors_match_cpu():
         torch.linalg.lstsq(to_tpu(a), to_tpu(rand((5, 2), 39)), driver="x")
     with pytest.raises(RuntimeError, match=r"input.size\(-2\) should match other.size\(-2\)"):
         torch.linalg.lstsq(to_tpu(a), to_tpu(rand((4, 2), 39)))
+    with pytest.raises(RuntimeError, match=r"input.dim\(\) must be greater or equal to other.dim\(\)"):
+        torch.linalg.lstsq(to_tpu(a), to_tpu(rand((2, 5, 2), 39)))
     with pytest.raises(RuntimeError, match="same dtype"):
         torch.linalg.lstsq(to_tpu(a), to_tpu(rand((5, 2), 39, torch.float64)))
 

@@ -459,12 +459,21 @@ def test_multilabel_margin_loss(reduction):
     assert_same(lambda a, t: torch.ops.aten.multilabel_margin_loss_forward(a, t, 0), x, target)
 
 
+def test_multi_margin_loss_margins_that_differ_in_far_digits():
+    # The margin is a constant of the program: nearby margins get their own.
+    x, y = torch.zeros(1, 3), torch.tensor([0])
+    for margin in (1e-7, 4e-7, 0.3000001, 0.3000004):
+        assert_same(lambda a, t: F.multi_margin_loss(a, t, margin=margin), x, y, rtol=1e-6, atol=0)
+
+
 def test_margin_loss_errors():
     x = torch.randn(3, 5)
     with pytest.raises(RuntimeError, match="target out of range"):
         F.multi_margin_loss(to_tpu(x), torch.tensor([1, 0, 5], device="tpu")).item()
     with pytest.raises(RuntimeError, match="'target' is out of range"):
         F.multilabel_margin_loss(to_tpu(x), torch.tensor([[7, -1, 0, 0, 0]] * 3, device="tpu")).item()
+    with pytest.raises(RuntimeError, match="'target' is out of range"):  # checked past the -1 too, as CPU
+        F.multilabel_margin_loss(to_tpu(x), torch.tensor([[2, -1, 9, 0, 0]] * 3, device="tpu")).item()
     assert_same(lambda a, t: F.multi_margin_loss(a, t), x, torch.tensor([1, 0]))
     assert_same(lambda a, t, w: F.multi_margin_loss(a, t, weight=w), x, torch.tensor([1, 0, 4]), torch.ones(4))
     assert_same(lambda a, t: F.multilabel_margin_loss(a, t), x, torch.tensor([[1, 0, -1]] * 3))

@@ -631,6 +631,12 @@ def test_binomial_statistics(trials, prob):
     assert abs(var - expected_var) <= 0.1 * expected_var + 1e-12
 
 
+def test_binomial_broadcasts_and_dirichlet_of_one_category():
+    x = torch.binomial(torch.tensor([10.0], device="tpu"), torch.full((2, 3), 0.5, device="tpu"))
+    assert x.shape == (2, 3) and ((x.cpu() >= 0) & (x.cpu() <= 10)).all()
+    assert torch._sample_dirichlet(torch.tensor(2.0, device="tpu")).item() == 1.0
+
+
 def test_distributions_sample_on_device():
     n = 50_000
     torch.tpu.manual_seed(13)

@@ -17,6 +17,7 @@
 #include <torch/library.h>
 
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -149,7 +150,8 @@ std::tuple<Tensor, Tensor> tpu_linalg_eigh(const Tensor& a, c10::string_view upl
     ops::Eigh e = ops::lower_eigh(b, t[0], upper);
     return Values{e.eigenvalues, e.eigenvectors, e.info};
   });
-  // A sync, as on CPU and CUDA; only non-finite input fails here.
+  // A sync, as on CUDA: non-finite input raises (CPU raises or returns NaN,
+  // depending on where LAPACK's iteration meets the NaN).
   at::_linalg_check_errors(r[2], "linalg.eigh", a.dim() == 2);
   return {r[0], compute_v ? r[1] : empty_like_dtype(a)};
 }
@@ -206,6 +208,8 @@ std::tuple<Tensor&, Tensor&, Tensor&, Tensor&> tpu_linalg_lstsq_out(const Tensor
   const char* api = "torch.linalg.lstsq";
   TORCH_CHECK(a.dim() >= 2, api, ": input must have at least 2 dimensions.");
   TORCH_CHECK(other.dim() >= 1, api, ": other must have at least 1 dimension.");
+  TORCH_CHECK(a.dim() >= other.dim() && a.dim() - other.dim() <= 1, api,
+              ": input.dim() must be greater or equal to other.dim() and (input.dim() - other.dim()) <= 1");
   check_dtype(a, api);
   TORCH_CHECK(a.scalar_type() == other.scalar_type(), api, ": Expected input and other to have the same dtype, ",
               "but got input's dtype ", a.scalar_type(), " and other's dtype ", other.scalar_type());
@@ -221,7 +225,10 @@ std::tuple<Tensor&, Tensor&, Tensor&, Tensor&> tpu_linalg_lstsq_out(const Tensor
   // CPU's default; a negative rcond means machine precision (LAPACK).
   const double cutoff = !rcond.has_value() ? eps * std::max(m, n) : (*rcond < 0 ? eps : *rcond);
   const bool qr = name == "gels";
-  auto r = run_linalg("aten::linalg_lstsq", name + ":" + std::to_string(cutoff), {a, rhs},
+  // The cutoff is a constant of the program: its exact bits go in the key.
+  std::ostringstream key;
+  key << name << ':' << std::hexfloat << cutoff;
+  auto r = run_linalg("aten::linalg_lstsq", key.str(), {a, rhs},
                       [qr, cutoff](hlo::Builder& b, const Values& t) {
                         hlo::Value x = t[0], y = t[1];
                         ops::matrix::broadcast_batches(b, x, y, "torch.linalg.lstsq");

@@ -8,6 +8,7 @@
 #include <torch/library.h>
 
 #include <optional>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -79,9 +80,11 @@ MultiMarginArgs check_multi_margin(const Tensor& self, const Tensor& target, con
   return {p.toLong(), margin.toDouble(), w};
 }
 
+// The margin is a constant of the program: its exact bits go in the key.
 std::string multi_margin_key(const MultiMarginArgs& a, int64_t reduction) {
-  return std::to_string(a.p) + ":" + std::to_string(a.margin) + ":" + std::to_string(reduction) +
-         (a.weight ? "w" : "-");
+  std::ostringstream key;
+  key << a.p << ':' << std::hexfloat << a.margin << ':' << reduction << (a.weight ? 'w' : '-');
+  return key.str();
 }
 
 Tensor tpu_multi_margin_loss(const Tensor& self, const Tensor& target, const c10::Scalar& p, const c10::Scalar& margin,

@@ -2,8 +2,8 @@
 // inverse / hyperbolic trigonometry, exp2, erfc, the gamma family, Bessel
 // functions, sinc, entr, logit, and the binary ops atan2, hypot, logaddexp,
 // xlogy, copysign, nextafter, heaviside, fmax / fmin, fmod, remainder,
-// floor_divide, bit shifts, gcd / lcm, zeta and the orthogonal polynomials
-// (special_chebyshev_polynomial_t, ...). Result dtypes and dtype
+// floor_divide, bit shifts, gcd / lcm, zeta, igamma / igammac and the
+// orthogonal polynomials (special_chebyshev_polynomial_t, ...). Result dtypes and dtype
 // errors follow the CPU kernels. Integer fmod / remainder / floor_divide by
 // a zero tensor element raise CPU's "ZeroDivisionError" RuntimeError at the
 // next sync (a deferred check); a zero scalar divisor raises at once.
@@ -265,6 +265,8 @@ BinarySpec binary_spec(BinaryMathOp op) {
     case BinaryMathOp::kGcd: return {"aten::gcd", "gcd_cpu", Rule::kInteger, false};
     case BinaryMathOp::kLcm: return {"aten::lcm", "lcm_cpu", Rule::kInteger, false};
     case BinaryMathOp::kZeta: return {"aten::special_zeta", "zeta_cpu", Rule::kIntToFloat, false};
+    case BinaryMathOp::kIgamma: return {"aten::igamma", "igamma_cpu", Rule::kFloatOnly, false};
+    case BinaryMathOp::kIgammac: return {"aten::igammac", "igammac_cpu", Rule::kFloatOnly, false};
     case BinaryMathOp::kChebyshevT:
       return {"aten::special_chebyshev_polynomial_t", "chebyshev_polynomial_t_cpu",
               Rule::kIntToFloatOrDouble, false};
@@ -522,6 +524,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   TORCH_TPU_BINARY("hypot", kHypot)
   TORCH_TPU_BINARY("nextafter", kNextafter)
   TORCH_TPU_BINARY("gcd", kGcd)
+  TORCH_TPU_BINARY("igamma", kIgamma)
+  TORCH_TPU_BINARY("igammac", kIgammac)
   TORCH_TPU_BINARY("lcm", kLcm)
   m.impl("heaviside", heaviside);
   m.impl("heaviside_", binary_tt_<BinaryMathOp::kHeaviside>);

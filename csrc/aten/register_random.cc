@@ -468,7 +468,11 @@ at::Tensor standard_gamma(const at::Tensor& alpha, Gen gen) {
 }
 
 at::Tensor sample_dirichlet(const at::Tensor& alpha, Gen gen) {
-  TORCH_CHECK(alpha.dim() >= 1, "_sample_dirichlet: expected a tensor of concentrations with at least 1 dim");
+  // A 0-dim concentration is a Dirichlet over one category: always 1.
+  if (alpha.dim() == 0) {
+    return sample_like(alpha.reshape({1}), "aten::_sample_dirichlet", "dirichlet", ops::lower_sample_dirichlet, gen)
+        .reshape({});
+  }
   return sample_like(alpha, "aten::_sample_dirichlet", "dirichlet", ops::lower_sample_dirichlet, gen);
 }
 
@@ -481,9 +485,10 @@ at::Tensor binomial(const at::Tensor& trials, const at::Tensor& prob, Gen gen) {
   if (!is_float(trials.scalar_type())) not_implemented_for("binomial_cpu", trials.scalar_type());
   TORCH_CHECK(prob.scalar_type() == trials.scalar_type(), "binomial: expected count and prob of one dtype, got ",
               trials.scalar_type(), " and ", prob.scalar_type());
-  at::Tensor out = at::empty(trials.sizes(), trials.options());
+  const std::vector<int64_t> shape = at::infer_size(trials.sizes(), prob.sizes());
+  at::Tensor out = at::empty(shape, trials.options());
   if (out.numel() == 0) return out;
-  run_random(out, "aten::binomial", {trials, prob.expand(trials.sizes())}, {}, count(out.numel(), 1), gen,
+  run_random(out, "aten::binomial", {trials.expand(shape), prob.expand(shape)}, {}, count(out.numel(), 1), gen,
              [](hlo::Builder& b, const hlo::Value& seed, const hlo::Value& offset, const std::vector<hlo::Value>&,
                 const std::vector<hlo::Value>& t, const std::vector<int64_t>&, ElementType out_type) {
                return std::vector<hlo::Value>{ops::lower_binomial(b, seed, offset, t[0], t[1], out_type)};

@@ -1,4 +1,5 @@
 #include "ops/elementwise/binary_math.h"
+#include "ops/elementwise/incomplete_gamma.h"
 #include "ops/elementwise/polynomials.h"
 
 #include <cmath>
@@ -181,6 +182,8 @@ hlo::Value compute(hlo::Builder& b, BinaryMathOp op, const hlo::Value& x, const 
       hlo::Value below_one = b.compare(x, b.constant_splat(1, x.type()), "LT");
       return b.select(below_one, b.constant_splat(NAN, x.type()), b.binary("chlo.zeta", x, y));
     }
+    case BinaryMathOp::kIgamma: return lower_incomplete_gamma(b, x, y, false);
+    case BinaryMathOp::kIgammac: return lower_incomplete_gamma(b, x, y, true);
     case BinaryMathOp::kChebyshevT:
     case BinaryMathOp::kChebyshevU:
     case BinaryMathOp::kChebyshevV:

@@ -1,7 +1,7 @@
 // Lowerings of the binary math ops beyond + - * /: atan2, hypot, logaddexp,
 // xlogy, copysign, nextafter, heaviside, fmax / fmin, fmod, remainder
-// (Python's sign rule), floor division, bit shifts, gcd / lcm, zeta and the
-// orthogonal polynomials.
+// (Python's sign rule), floor division, bit shifts, gcd / lcm, zeta, the
+// regularized incomplete gamma functions and the orthogonal polynomials.
 // Operands come as logical values of any dtype and broadcastable shapes;
 // the glue passes the dtype PyTorch's type promotion chose (`out`). Float
 // ops compute bf16 / f16 in f32 and round once, like the CPU kernels.
@@ -33,6 +33,8 @@ enum class BinaryMathOp : uint8_t {
   kGcd,
   kLcm,
   kZeta,
+  kIgamma,   // P(a, x): incomplete_gamma.h
+  kIgammac,  // Q(a, x)
   // torch.special's orthogonal polynomials P_n(x): x, then n (polynomials.h)
   kChebyshevT,
   kChebyshevU,

@@ -120,6 +120,7 @@ std::pair<Value, Value> positions(hlo::Builder& b, const std::vector<int64_t>& d
   Value inside = b.constant_splat_int(1, TensorType(ElementType::kPred, pos));
   for (size_t a = 0; a < coords.size(); ++a) {
     const int64_t size = dims[a + 1];
+    inside = b.and_(inside, b.compare(coords[a], coords[a], "EQ"));  // NaN is outside
     Value i = b.convert(coords[a], ElementType::kS64);
     inside = b.and_(inside, b.and_(b.compare(i, b.constant_splat_int(0, it), hlo::ComparisonDirection::kGe),
                                    b.compare(i, b.constant_splat_int(size, it), hlo::ComparisonDirection::kLt)));
@@ -212,6 +213,14 @@ std::pair<Value, Value> grid_xy(hlo::Builder& b, const Value& grid, ElementType 
   return {parts[0], parts[1]};
 }
 
+// F.grid_sample reads a NaN grid value as -1 where padding clips the
+// coordinate (border, reflection), as CPU's 2-d kernel does; with zeros
+// padding a NaN stays NaN (a NaN result, or 0 for nearest, as CPU).
+Value nan_as_minus_one(hlo::Builder& b, const Value& v, int64_t padding) {
+  if (padding == 0) return v;
+  return b.select(b.compare(v, v, "NE"), b.constant_splat(-1, v.type()), v);
+}
+
 // Bilinear and nearest sampling positions: padded pixel coordinates with
 // their derivatives.
 struct Sampling {
@@ -221,8 +230,8 @@ struct Sampling {
 Sampling sampling(hlo::Builder& b, const Value& grid, const std::vector<int64_t>& input_dims, ElementType acc,
                   int64_t padding, bool align_corners) {
   auto [gx, gy] = grid_xy(b, grid, acc);
-  return {source_index(b, gx, input_dims[3], padding, align_corners),
-          source_index(b, gy, input_dims[2], padding, align_corners)};
+  return {source_index(b, nan_as_minus_one(b, gx, padding), input_dims[3], padding, align_corners),
+          source_index(b, nan_as_minus_one(b, gy, padding), input_dims[2], padding, align_corners)};
 }
 
 // Bicubic sampling's 4 x 4 taps around each position: unnormalized
@@ -242,6 +251,17 @@ Bicubic bicubic_taps(hlo::Builder& b, const Value& grid, const std::vector<int64
   Bicubic c;
   c.x = unnormalize(b, gx, nhwc_dims[2], align_corners);
   c.y = unnormalize(b, gy, nhwc_dims[1], align_corners);
+  if (padding != 2) {
+    // Beyond a few pixels outside, every tap is outside (zeros) or on the
+    // border: clamping there changes nothing but keeps floor and fraction
+    // exact for huge coordinates, where float rounding would make the
+    // weights cancel badly.
+    auto clamp = [&](const Value& v, int64_t size) {
+      return b.minimum(b.maximum(v, splat_like(b, -3, v)), splat_like(b, size + 2, v));
+    };
+    c.x.index = clamp(c.x.index, nhwc_dims[2]);
+    c.y.index = clamp(c.y.index, nhwc_dims[1]);
+  }
   c.x0 = b.floor(c.x.index);
   c.y0 = b.floor(c.y.index);
   c.wx = cubic_weights(b, b.subtract(c.x.index, c.x0));
@@ -384,8 +404,20 @@ namespace {
 std::array<Coordinate, 3> sampling_3d(hlo::Builder& b, const Value& grid, const std::vector<int64_t>& in, ElementType acc,
                                       int64_t padding, bool align_corners) {
   std::vector<Value> g = grid_components(b, grid, acc);
-  return {source_index(b, g[0], in[4], padding, align_corners), source_index(b, g[1], in[3], padding, align_corners),
-          source_index(b, g[2], in[2], padding, align_corners)};
+  std::array<Coordinate, 3> c = {source_index(b, g[0], in[4], padding, align_corners),
+                                 source_index(b, g[1], in[3], padding, align_corners),
+                                 source_index(b, g[2], in[2], padding, align_corners)};
+  if (padding != 0) {
+    // CPU's 3-d kernel clips a NaN coordinate to the far edge (its
+    // std::min / std::max keep the bound); the 2-d one reads NaN as -1.
+    const int64_t sizes[3] = {in[4], in[3], in[2]};
+    for (int a = 0; a < 3; ++a) {
+      Value nan = b.compare(c[a].index, c[a].index, "NE");
+      c[a] = {b.select(nan, splat_like(b, sizes[a] - 1, c[a].index), c[a].index),
+              b.select(nan, splat_like(b, 0, c[a].grad), c[a].grad)};
+    }
+  }
+  return c;
 }
 
 // The 8 corners around each position in PyTorch's order (top / bottom z,
@@ -444,6 +476,11 @@ Value lower_grid_sampler_3d(hlo::Builder& b, const Value& input, const Value& gr
       Value term = b.multiply(pick(b, channels_last, k.coords), b.broadcast_in_dim(w, full, {0, 1, 2, 3}));
       r = r.valid() ? b.add(r, term) : term;
     }
+    // With zeros padding CPU's 3-d kernel skips the corners of a NaN
+    // coordinate (all outside): 0, not NaN.
+    Value any_nan = b.or_(b.or_(b.compare(c[0].index, c[0].index, "NE"), b.compare(c[1].index, c[1].index, "NE")),
+                          b.compare(c[2].index, c[2].index, "NE"));
+    r = b.select(b.broadcast_in_dim(any_nan, full, {0, 1, 2, 3}), b.constant_splat(0, r.type()), r);
   }
   return convert_to(b, b.transpose(r, {0, 4, 1, 2, 3}), input.dtype());
 }

@@ -136,6 +136,11 @@ MultiLabel multilabel(hlo::Builder& b, const Value& x, const Value& target) {
                        [](hlo::Builder& r, const std::vector<Value>& a) { return std::vector<Value>{r.minimum(a[0], a[1])}; })[0];
   Value listed = b.compare(b.iota(positions, 1), b.broadcast_in_dim(end, {n, k}, {0}), "LT");
   auto [t, violated] = clamp_classes(b, raw, c, listed);
+  // Entries after the terminator are not used, but CPU checks them too:
+  // each must be -1 or a class.
+  Value beyond = b.or_(b.compare(raw, b.constant_splat_int(-1, positions), "LT"),
+                       b.compare(raw, b.constant_splat_int(c, positions), "GE"));
+  violated = b.or_(violated, any_true(b, beyond));
   const std::vector<int64_t> nkc = {n, k, c};
   Value onehot = b.and_(b.compare(b.broadcast_in_dim(t, nkc, {0, 1}), b.iota(TensorType(ElementType::kS64, nkc), 2), "EQ"),
                         b.broadcast_in_dim(listed, nkc, {0, 1}));
