@@ -157,3 +157,26 @@ def test_disk_tier_can_be_disabled(tmp_path):
     first, _ = run_child(tmp_path, 9.0, {"TORCH_TPU_DISK_CACHE": "0"})
     assert first["stats"]["disk_writes"] == 0
     assert not any(fs for _, _, fs in os.walk(tmp_path))
+
+
+def test_loaded_executables_stay_bounded(tmp_path):
+    # Each loaded executable takes memory mappings of its own (a process has
+    # about 65,000): past TORCH_TPU_MAX_LOADED_EXECUTABLES the memory tier is
+    # emptied when the device is idle, and later calls reload from disk.
+    code = (
+        "import torch, torch_tpu\n"
+        "from torch_tpu import _C\n"
+        "most = 0\n"
+        "for n in range(1, 80):\n"
+        "    x = torch.arange(n, dtype=torch.float32, device='tpu')\n"
+        "    assert (x * 2 + 1).sum().item() == n * n\n"
+        "    most = max(most, _C.runtime.cache_memory_entries())\n"
+        "again = torch.arange(5, dtype=torch.float32, device='tpu')\n"
+        "assert (again * 2 + 1).sum().item() == 25\n"
+        "print('most', most)\n"
+    )
+    env = dict(os.environ, TORCH_TPU_MAX_LOADED_EXECUTABLES="40", TORCH_TPU_CACHE_DIR=str(tmp_path))
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    most = int(result.stdout.split("most")[1])
+    assert 40 <= most <= 45, result.stdout

@@ -21,6 +21,7 @@
 #include "aten/launch.h"
 #include "pjrt/error.h"
 #include "pjrt/executable.h"
+#include "runtime/config.h"
 #include "runtime/device_queue.h"
 #include "runtime/runtime.h"
 
@@ -383,6 +384,30 @@ std::vector<pjrt::Buffer> launch_program(const std::string& key, const char* op,
   return launch_program_keeping(key, op, build, args, device, {}, types);
 }
 
+namespace {
+
+// XLA's CPU runtime maps each loaded executable's code into memory regions
+// of its own (4 - 8 each); Linux allows a process about 65,000 mappings
+// (vm.max_map_count), and the mapping past that kills the process: a
+// test-suite process died so after some 9,000 distinct programs. A long run that compiles many distinct programs (a
+// test suite, shape-varying inference) reaches that, so past the configured
+// count the memory tier is emptied, but only when every device is idle (an
+// executable must outlive its executions; the caller's launch holds its
+// own reference). The disk tier reloads what is used again.
+void keep_loaded_executables_bounded() {
+  static const size_t limit = static_cast<size_t>(
+      std::max<int64_t>(config::get_int(config::kMaxLoadedExecutables).value_or(4096), 1));
+  runtime::Runtime& rt = runtime::Runtime::get();
+  if (rt.compile_cache().memory_entries() < limit) return;
+  const int devices = static_cast<int>(rt.client().devices().size());
+  for (int d = 0; d < devices; ++d) {
+    if (!runtime::is_idle(d)) return;
+  }
+  rt.compile_cache().clear_memory();
+}
+
+}  // namespace
+
 std::vector<pjrt::Buffer> launch_program_keeping(const std::string& key, const char* op,
                                                  c10::function_ref<std::string()> build,
                                                  const std::vector<pjrt::c::Buffer*>& args, int device,
@@ -392,6 +417,7 @@ std::vector<pjrt::Buffer> launch_program_keeping(const std::string& key, const c
   // would hang instead of failing.
   TORCH_CHECK(!in_bad_fork(), op, ": cannot use the tpu device in a forked subprocess; use the 'spawn' "
               "start method");
+  keep_loaded_executables_bounded();
   std::shared_ptr<pjrt::LoadedExecutable> executable;
   try {
     executable = runtime::Runtime::get().compile_cache().get_or_compile(key, build);

@@ -10,7 +10,7 @@ namespace torch_tpu::config {
 const std::vector<const EnvVar*>& all() {
   static const std::vector<const EnvVar*> vars = {
       &kPjrtPlugin, &kPlatform, &kCacheDir, &kDiskCache, &kCpuDeviceCount, &kCpuFallback,
-      &kEagerMode, &kFusedMaxOps, &kDumpDir, &kExplainRecompiles,
+      &kEagerMode, &kFusedMaxOps, &kDumpDir, &kExplainRecompiles, &kMaxLoadedExecutables,
   };
   return vars;
 }

@@ -61,6 +61,13 @@ inline constexpr EnvVar kExplainRecompiles{
     "Set to 1 to warn, at each compile of an op or fused graph compiled "
     "before in another form, which part of its key changed."};
 
+inline constexpr EnvVar kMaxLoadedExecutables{
+    "TORCH_TPU_MAX_LOADED_EXECUTABLES", "4096",
+    "How many compiled programs the in-memory compile cache keeps loaded. "
+    "Past it, the memory tier is emptied once the devices are idle (the disk "
+    "tier reloads what is used again): each loaded executable takes several "
+    "memory mappings of its own, and a process has about 65,000 at most."};
+
 // All declared variables, in the order above.
 const std::vector<const EnvVar*>& all();
 
