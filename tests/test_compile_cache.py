@@ -176,7 +176,8 @@ def test_loaded_executables_stay_bounded(tmp_path):
         "print('most', most)\n"
     )
     env = dict(os.environ, TORCH_TPU_MAX_LOADED_EXECUTABLES="40", TORCH_TPU_CACHE_DIR=str(tmp_path))
-    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+    result = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True,
+                            timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     most = int(result.stdout.split("most")[1])
     assert 40 <= most <= 45, result.stdout
