@@ -4,6 +4,8 @@
 #include <limits>
 #include <vector>
 
+#include "ops/indexing/gather_scatter.h"
+
 namespace torch_tpu::ops {
 
 namespace {
@@ -17,13 +19,6 @@ using Values = std::vector<Value>;
 constexpr int64_t kMaxIterations = 2000;
 
 Value fill(hlo::Builder& b, double v, const Value& like) { return b.constant_splat(v, like.type()); }
-
-Value all_true(hlo::Builder& b, const Value& x) {
-  std::vector<int64_t> dims;
-  for (int64_t d = 0; d < x.rank(); ++d) dims.push_back(d);
-  return b.reduce({x}, {b.constant_splat_int(1, TensorType::scalar(ElementType::kPred))}, dims,
-                  [](hlo::Builder& r, const Values& v) { return Values{r.and_(v[0], v[1])}; })[0];
-}
 
 }  // namespace
 

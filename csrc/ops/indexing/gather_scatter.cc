@@ -141,6 +141,15 @@ hlo::Value any_true(hlo::Builder& b, const hlo::Value& pred) {
   })[0];
 }
 
+hlo::Value all_true(hlo::Builder& b, const hlo::Value& pred) {
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < pred.rank(); ++d) dims.push_back(d);
+  return b.reduce({pred}, {b.constant_splat_int(1, hlo::TensorType::scalar(ElementType::kPred))}, dims,
+                  [](hlo::Builder& r, const std::vector<hlo::Value>& v) {
+                    return std::vector<hlo::Value>{r.and_(v[0], v[1])};
+                  })[0];
+}
+
 hlo::Value or_flags(hlo::Builder& b, const std::vector<hlo::Value>& flags) {
   if (flags.empty()) return false_flag(b);
   hlo::Value f = flags[0];

@@ -30,6 +30,8 @@ int64_t element_count(const std::vector<int64_t>& dims);
 hlo::Value zeros_of(hlo::Builder& b, ElementType type, const std::vector<int64_t>& dims);
 // True where any element of `pred` is true (a 0-dim i1; false when empty).
 hlo::Value any_true(hlo::Builder& b, const hlo::Value& pred);
+// True where every element of `pred` is true (a 0-dim i1; true when empty).
+hlo::Value all_true(hlo::Builder& b, const hlo::Value& pred);
 hlo::Value false_flag(hlo::Builder& b);
 hlo::Value or_flags(hlo::Builder& b, const std::vector<hlo::Value>& flags);
 // Indices outside [-size, size) (allow_negative) or [0, size).

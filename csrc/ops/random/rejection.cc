@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "ops/broadcast.h"
+#include "ops/indexing/gather_scatter.h"
 #include "ops/random/distributions.h"
 #include "ops/random/uniform.h"
 
@@ -33,13 +34,6 @@ Value stream_key(hlo::Builder& b, const Value& seed, const Value& offset) {
 // for each of `n` elements.
 Value round_offset(hlo::Builder& b, const Value& round, int64_t per_round, int64_t n) {
   return b.multiply(b.convert(round, ElementType::kU64), u64(b, static_cast<uint64_t>(per_round * n)));
-}
-
-Value all_true(hlo::Builder& b, const Value& x) {
-  std::vector<int64_t> dims;
-  for (int64_t d = 0; d < x.rank(); ++d) dims.push_back(d);
-  return b.reduce({x}, {b.constant_splat_int(1, TensorType::scalar(ElementType::kPred))}, dims,
-                  [](hlo::Builder& r, const Values& a) { return Values{r.and_(a[0], a[1])}; })[0];
 }
 
 Value fill(hlo::Builder& b, double v, const Value& like) { return b.constant_splat(v, like.type()); }
