@@ -65,6 +65,7 @@
 #include <vector>
 
 #include "aten/op_runner.h"
+#include "aten/out_args.h"
 #include "ops/broadcast.h"
 #include "ops/elementwise/special.h"
 #include "ops/elementwise/unary.h"
@@ -75,13 +76,6 @@ namespace {
 
 using Tensor = at::Tensor;
 
-Tensor& write(Tensor& out, const Tensor& value) {
-  TORCH_CHECK(c10::canCast(value.scalar_type(), out.scalar_type()), "result type ", value.scalar_type(),
-              " can't be cast to the desired output type ", out.scalar_type());
-  at::native::resize_output(out, value.sizes());
-  out.copy_(value);
-  return out;
-}
 
 Tensor tpu_rsub(const Tensor& self, const Tensor& other, const c10::Scalar& alpha) {
   return at::sub(other, self, alpha);
@@ -93,8 +87,8 @@ std::tuple<Tensor&, Tensor&> tpu_aminmax_out(const Tensor& self, std::optional<i
               "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.");
   std::vector<int64_t> dims;
   if (dim) dims.push_back(at::maybe_wrap_dim(*dim, self.dim()));
-  write(min, at::amin(self, dims, keepdim));
-  write(max, at::amax(self, dims, keepdim));
+  write_out(min, at::amin(self, dims, keepdim));
+  write_out(max, at::amax(self, dims, keepdim));
   return {min, max};
 }
 
@@ -108,17 +102,17 @@ Tensor tpu_isin_impl(const Tensor& elements, const Tensor& test, bool invert) {
 }
 
 Tensor& tpu_isin_tt_out(const Tensor& elements, const Tensor& test, bool, bool invert, Tensor& out) {
-  return write(out, tpu_isin_impl(elements, test, invert));
+  return write_out(out, tpu_isin_impl(elements, test, invert));
 }
 
 Tensor& tpu_isin_ts_out(const Tensor& elements, const c10::Scalar& test, bool, bool invert, Tensor& out) {
   Tensor hit = at::eq(elements, test);
-  return write(out, invert ? at::logical_not(hit) : hit);
+  return write_out(out, invert ? at::logical_not(hit) : hit);
 }
 
 Tensor& tpu_isin_st_out(const c10::Scalar& element, const Tensor& test, bool, bool invert, Tensor& out) {
   Tensor hit = at::any(at::eq(test, element).reshape({-1}), 0);
-  return write(out, invert ? at::logical_not(hit) : hit);
+  return write_out(out, invert ? at::logical_not(hit) : hit);
 }
 
 Tensor tpu_trace(const Tensor& self) {
@@ -142,7 +136,7 @@ Tensor tpu_addbmm(const Tensor& self, const Tensor& b1, const Tensor& b2, const 
 
 Tensor& tpu_addbmm_out(const Tensor& self, const Tensor& b1, const Tensor& b2, const c10::Scalar& beta,
                    const c10::Scalar& alpha, Tensor& out) {
-  return write(out, tpu_addbmm(self, b1, b2, beta, alpha));
+  return write_out(out, tpu_addbmm(self, b1, b2, beta, alpha));
 }
 
 Tensor& tpu_renorm_out(const Tensor& self, const c10::Scalar& p, int64_t dim, const c10::Scalar& maxnorm, Tensor& out) {
@@ -159,7 +153,7 @@ Tensor& tpu_renorm_out(const Tensor& self, const c10::Scalar& p, int64_t dim, co
   Tensor norm = at::linalg_vector_norm(self, p, others, /*keepdim=*/true);
   const double limit = maxnorm.toDouble();
   Tensor factor = at::where(norm > limit, limit / (norm + 1e-7), at::ones_like(norm));
-  return write(out, self * factor);
+  return write_out(out, self * factor);
 }
 
 // Equal-width bins over [min, max] (the data's range when min == max); the
@@ -191,7 +185,7 @@ Tensor tpu_histc(const Tensor& self, int64_t bins, const c10::Scalar& min, const
 }
 
 Tensor& tpu_histc_out(const Tensor& self, int64_t bins, const c10::Scalar& min, const c10::Scalar& max, Tensor& out) {
-  return write(out, tpu_histc(self, bins, min, max));
+  return write_out(out, tpu_histc(self, bins, min, max));
 }
 
 bool tpu_equal(const Tensor& self, const Tensor& other) {
@@ -206,12 +200,12 @@ bool tpu_equal(const Tensor& self, const Tensor& other) {
 
 Tensor& tpu_norm_dtype_out(const Tensor& self, const std::optional<c10::Scalar>& p, c10::IntArrayRef dim, bool keepdim,
                        c10::ScalarType dtype, Tensor& out) {
-  return write(out, at::linalg_vector_norm(self, p.value_or(2), dim, keepdim, dtype));
+  return write_out(out, at::linalg_vector_norm(self, p.value_or(2), dim, keepdim, dtype));
 }
 
 Tensor& tpu_norm_out(const Tensor& self, const std::optional<c10::Scalar>& p, c10::IntArrayRef dim, bool keepdim,
                  Tensor& out) {
-  return write(out, at::linalg_vector_norm(self, p.value_or(2), dim, keepdim));
+  return write_out(out, at::linalg_vector_norm(self, p.value_or(2), dim, keepdim));
 }
 
 Tensor tpu_channel_shuffle(const Tensor& self, c10::SymInt groups_sym) {
@@ -254,7 +248,7 @@ Tensor tpu_angle(const Tensor& self) {
   return at::where(at::isnan(x), x, r);
 }
 
-Tensor& tpu_angle_out(const Tensor& self, Tensor& out) { return write(out, tpu_angle(self)); }
+Tensor& tpu_angle_out(const Tensor& self, Tensor& out) { return write_out(out, tpu_angle(self)); }
 
 Tensor& tpu_logspace_out(const c10::Scalar& start, const c10::Scalar& end, int64_t steps, double base, Tensor& out) {
   TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
@@ -301,7 +295,7 @@ Tensor tpu_max_unpool2d(const Tensor& self, const Tensor& indices, c10::SymIntAr
 }
 
 Tensor& tpu_max_unpool2d_out(const Tensor& self, const Tensor& indices, c10::SymIntArrayRef output_size, Tensor& out) {
-  return write(out, tpu_max_unpool2d(self, indices, output_size));
+  return write_out(out, tpu_max_unpool2d(self, indices, output_size));
 }
 
 Tensor tpu_max_unpool3d(const Tensor& self, const Tensor& indices, c10::SymIntArrayRef output_size, c10::IntArrayRef,
@@ -311,7 +305,7 @@ Tensor tpu_max_unpool3d(const Tensor& self, const Tensor& indices, c10::SymIntAr
 
 Tensor& tpu_max_unpool3d_out(const Tensor& self, const Tensor& indices, c10::SymIntArrayRef output_size,
                          c10::IntArrayRef stride, c10::IntArrayRef padding, Tensor& out) {
-  return write(out, tpu_max_unpool3d(self, indices, output_size, stride, padding));
+  return write_out(out, tpu_max_unpool3d(self, indices, output_size, stride, padding));
 }
 
 // Column (c, i, j) of block l is input[c, oy * sh + i * dh - ph, ox * sw + j * dw - pw].
@@ -354,7 +348,7 @@ Tensor tpu_im2col(const Tensor& self, c10::IntArrayRef kernel, c10::IntArrayRef 
 
 Tensor& tpu_im2col_out(const Tensor& self, c10::IntArrayRef kernel, c10::IntArrayRef dilation, c10::IntArrayRef padding,
                    c10::IntArrayRef stride, Tensor& out) {
-  return write(out, tpu_im2col(self, kernel, dilation, padding, stride));
+  return write_out(out, tpu_im2col(self, kernel, dilation, padding, stride));
 }
 
 // The adjoint of im2col: each kernel offset's block is added back at its
@@ -399,7 +393,7 @@ Tensor tpu_col2im(const Tensor& self, c10::SymIntArrayRef output_size_sym, c10::
 
 Tensor& tpu_col2im_out(const Tensor& self, c10::SymIntArrayRef output_size, c10::IntArrayRef kernel,
                        c10::IntArrayRef dilation, c10::IntArrayRef padding, c10::IntArrayRef stride, Tensor& out) {
-  return write(out, tpu_col2im(self, output_size, kernel, dilation, padding, stride));
+  return write_out(out, tpu_col2im(self, output_size, kernel, dilation, padding, stride));
 }
 
 // A plain zero tensor: tpu has no ZeroTensor storage trick.
@@ -419,8 +413,8 @@ std::vector<hlo::Value> conj_body(hlo::Builder& b, const std::vector<hlo::Value>
 }
 
 Tensor& tpu_conj_physical_out(const Tensor& self, Tensor& out) {
-  if (!self.is_complex()) return write(out, self);
-  return write(out, run_op(conj_call(self), conj_body).at(0));
+  if (!self.is_complex()) return write_out(out, self);
+  return write_out(out, run_op(conj_call(self), conj_body).at(0));
 }
 
 Tensor& tpu_conj_physical_(Tensor& self) {
@@ -453,7 +447,7 @@ Tensor& tpu_index_reduce_out(const Tensor& self, int64_t dim, const Tensor& inde
   Tensor src = source.dim() == 0 ? source.reshape({1}) : source;
   Tensor base = self.dim() == 0 ? self.reshape({1}) : self;
   Tensor r = at::scatter_reduce(base, self.dim() == 0 ? 0 : dim, idx, src, reduce, include_self);
-  return write(out, self.dim() == 0 ? r.reshape({}) : r);
+  return write_out(out, self.dim() == 0 ? r.reshape({}) : r);
 }
 
 // ---- complex, polar ----------------------------------------------------------------
@@ -476,11 +470,11 @@ Tensor complex_like(const char* op, const Tensor& a, const Tensor& b, bool from_
 }
 
 Tensor& tpu_complex_out(const Tensor& real, const Tensor& imag, Tensor& out) {
-  return write(out, complex_like("aten::complex", real, imag, false));
+  return write_out(out, complex_like("aten::complex", real, imag, false));
 }
 
 Tensor& tpu_polar_out(const Tensor& abs, const Tensor& angle, Tensor& out) {
-  return write(out, complex_like("aten::polar", abs, angle, true));
+  return write_out(out, complex_like("aten::polar", abs, angle, true));
 }
 
 // ---- cdist / pdist --------------------------------------------------------------------
@@ -585,8 +579,8 @@ std::tuple<Tensor&, Tensor&> tpu_frexp_out(const Tensor& self, Tensor& mantissa,
                     auto [m, e] = ops::lower_frexp(b, t[0]);
                     return std::vector<hlo::Value>{m, e};
                   });
-  write(mantissa, r[0]);
-  write(exponent, r[1]);
+  write_out(mantissa, r[0]);
+  write_out(exponent, r[1]);
   return {mantissa, exponent};
 }
 

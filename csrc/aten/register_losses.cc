@@ -7,7 +7,6 @@
 // nll_loss / mse_loss (register_nn.cc) and pointwise ops.
 #include <ATen/ExpandUtils.h>
 #include <ATen/core/Tensor.h>
-#include <ATen/native/Resize.h>
 #include <ATen/ops/result_type.h>
 #include <c10/core/ScalarType.h>
 #include <torch/library.h>
@@ -19,6 +18,7 @@
 #include "aten/deferred_checks.h"
 #include "aten/dtypes.h"
 #include "aten/op_runner.h"
+#include "aten/out_args.h"
 #include "ops/broadcast.h"
 #include "ops/nn/losses.h"
 
@@ -41,12 +41,6 @@ void check_float(c10::ScalarType t, const char* kernel) {
                               "'");
 }
 
-void write_result(at::Tensor& out, const at::Tensor& value) {
-  TORCH_CHECK(c10::canCast(value.scalar_type(), out.scalar_type()), "result type ", value.scalar_type(),
-              " can't be cast to the desired output type ", out.scalar_type());
-  at::native::resize_output(out, value.sizes());
-  out.copy_(value);
-}
 
 // ---- binary_cross_entropy ------------------------------------------------
 
@@ -87,7 +81,7 @@ at::Tensor bce(const at::Tensor& self, const at::Tensor& target,
 
 at::Tensor& bce_out(const at::Tensor& self, const at::Tensor& target,
                                      const std::optional<at::Tensor>& weight, int64_t reduction, at::Tensor& out) {
-  write_result(out, bce(self, target, weight, reduction));
+  write_out(out, bce(self, target, weight, reduction));
   return out;
 }
 
@@ -120,7 +114,7 @@ at::Tensor bce_backward(const at::Tensor& grad_output, const at::Tensor& self,
 at::Tensor& bce_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
                                               const at::Tensor& target, const std::optional<at::Tensor>& weight,
                                               int64_t reduction, at::Tensor& grad_input) {
-  write_result(grad_input, bce_backward(grad_output, self, target, weight, reduction));
+  write_out(grad_input, bce_backward(grad_output, self, target, weight, reduction));
   return grad_input;
 }
 
@@ -161,7 +155,7 @@ at::Tensor& bce_with_logits_out(const at::Tensor& self, const at::Tensor& target
                                                  const std::optional<at::Tensor>& weight,
                                                  const std::optional<at::Tensor>& pos_weight, int64_t reduction,
                                                  at::Tensor& out) {
-  write_result(out, bce_with_logits(self, target, weight, pos_weight, reduction));
+  write_out(out, bce_with_logits(self, target, weight, pos_weight, reduction));
   return out;
 }
 
@@ -234,7 +228,7 @@ at::Tensor smooth_l1(const at::Tensor& self, const at::Tensor& target, int64_t r
 
 at::Tensor& smooth_l1_out(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double beta,
                                at::Tensor& out) {
-  write_result(out, smooth_l1(self, target, reduction, beta));
+  write_out(out, smooth_l1(self, target, reduction, beta));
   return out;
 }
 
@@ -246,7 +240,7 @@ at::Tensor smooth_l1_backward(const at::Tensor& grad_output, const at::Tensor& s
 at::Tensor& smooth_l1_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
                                         const at::Tensor& target, int64_t reduction, double beta,
                                         at::Tensor& grad_input) {
-  write_result(grad_input, smooth_l1_backward(grad_output, self, target, reduction, beta));
+  write_out(grad_input, smooth_l1_backward(grad_output, self, target, reduction, beta));
   return grad_input;
 }
 
@@ -256,7 +250,7 @@ at::Tensor huber(const at::Tensor& self, const at::Tensor& target, int64_t reduc
 
 at::Tensor& huber_out(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double delta,
                            at::Tensor& out) {
-  write_result(out, huber(self, target, reduction, delta));
+  write_out(out, huber(self, target, reduction, delta));
   return out;
 }
 
@@ -267,7 +261,7 @@ at::Tensor huber_backward(const at::Tensor& grad_output, const at::Tensor& self,
 
 at::Tensor& huber_backward_out(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
                                     int64_t reduction, double delta, at::Tensor& grad_input) {
-  write_result(grad_input, huber_backward(grad_output, self, target, reduction, delta));
+  write_out(grad_input, huber_backward(grad_output, self, target, reduction, delta));
   return grad_input;
 }
 

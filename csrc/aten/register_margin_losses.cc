@@ -3,7 +3,6 @@
 // input's classes raises at the next sync (the check needs device values).
 // Lowerings: csrc/ops/nn/margin_losses.cc.
 #include <ATen/core/Tensor.h>
-#include <ATen/native/Resize.h>
 #include <c10/core/ScalarType.h>
 #include <torch/library.h>
 
@@ -16,6 +15,7 @@
 #include "aten/deferred_checks.h"
 #include "aten/dtypes.h"
 #include "aten/op_runner.h"
+#include "aten/out_args.h"
 #include "ops/nn/margin_losses.h"
 
 namespace torch_tpu::aten {
@@ -30,10 +30,6 @@ ops::LossReduction loss_reduction(int64_t reduction) {
   return static_cast<ops::LossReduction>(reduction);
 }
 
-void write(Tensor& out, const Tensor& value) {
-  at::native::resize_output(out, value.sizes());
-  out.copy_(value);
-}
 
 // self as [N, C] (a 0-dim input is one sample of one class).
 Tensor as_matrix(const Tensor& self) {
@@ -108,7 +104,7 @@ Tensor tpu_multi_margin_loss(const Tensor& self, const Tensor& target, const c10
 Tensor& tpu_multi_margin_loss_out(const Tensor& self, const Tensor& target, const c10::Scalar& p,
                               const c10::Scalar& margin, const std::optional<Tensor>& weight, int64_t reduction,
                               Tensor& out) {
-  write(out, tpu_multi_margin_loss(self, target, p, margin, weight, reduction));
+  write_out(out, tpu_multi_margin_loss(self, target, p, margin, weight, reduction));
   return out;
 }
 
@@ -134,7 +130,7 @@ Tensor tpu_multi_margin_loss_backward(const Tensor& grad_output, const Tensor& s
 Tensor& tpu_multi_margin_loss_backward_out(const Tensor& grad_output, const Tensor& self, const Tensor& target,
                                        const c10::Scalar& p, const c10::Scalar& margin,
                                        const std::optional<Tensor>& weight, int64_t reduction, Tensor& grad_input) {
-  write(grad_input, tpu_multi_margin_loss_backward(grad_output, self, target, p, margin, weight, reduction));
+  write_out(grad_input, tpu_multi_margin_loss_backward(grad_output, self, target, p, margin, weight, reduction));
   return grad_input;
 }
 
@@ -167,8 +163,8 @@ std::tuple<Tensor&, Tensor&> tpu_multilabel_margin_loss_forward_out(const Tensor
                                                                 int64_t reduction, Tensor& output,
                                                                 Tensor& is_target) {
   auto [loss, targets] = tpu_multilabel_margin_loss_forward(self, target, reduction);
-  write(output, loss);
-  write(is_target, targets);
+  write_out(output, loss);
+  write_out(is_target, targets);
   return {output, is_target};
 }
 
@@ -188,7 +184,7 @@ Tensor tpu_multilabel_margin_loss_backward(const Tensor& grad_output, const Tens
 
 Tensor& tpu_multilabel_margin_loss_backward_out(const Tensor& grad_output, const Tensor& self, const Tensor& target,
                                             int64_t reduction, const Tensor& is_target, Tensor& grad_input) {
-  write(grad_input, tpu_multilabel_margin_loss_backward(grad_output, self, target, reduction, is_target));
+  write_out(grad_input, tpu_multilabel_margin_loss_backward(grad_output, self, target, reduction, is_target));
   return grad_input;
 }
 

@@ -1,0 +1,20 @@
+// Writing a computed result into a caller's out= tensor as ATen's out
+// variants do: the result type must cast to out's dtype, and out is resized
+// (with ATen's warning when a non-empty out changes shape).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <ATen/native/Resize.h>
+#include <c10/core/ScalarType.h>
+
+namespace torch_tpu::aten {
+
+inline at::Tensor& write_out(at::Tensor& out, const at::Tensor& value) {
+  TORCH_CHECK(c10::canCast(value.scalar_type(), out.scalar_type()), "result type ", value.scalar_type(),
+              " can't be cast to the desired output type ", out.scalar_type());
+  at::native::resize_output(out, value.sizes());
+  out.copy_(value);
+  return out;
+}
+
+}  // namespace torch_tpu::aten
