@@ -1,7 +1,8 @@
 // ATen glue for the random ops: uniform_, normal_ (and normal's tensor
 // forms), random_, bernoulli, exponential_, geometric_, log_normal_,
 // cauchy_, multinomial, randperm, dropout, _standard_gamma,
-// _sample_dirichlet, poisson and binomial. torch.rand / randn / randint /
+// _sample_dirichlet, poisson and binomial (and _standard_gamma_grad, the
+// gamma sampler's gradient). torch.rand / randn / randint /
 // *_like reach these through empty + uniform_ / normal_ / random_.
 //
 // Each op takes (seed, offset) from the given tpu generator, or the device's
@@ -32,6 +33,7 @@
 #include "aten/elementwise_args.h"
 #include "aten/generator.h"
 #include "aten/op_runner.h"
+#include "ops/elementwise/incomplete_gamma.h"
 #include "ops/random/distributions.h"
 #include "ops/random/rejection.h"
 #include "ops/random/uniform.h"
@@ -481,6 +483,20 @@ at::Tensor poisson(const at::Tensor& rates, Gen gen) {
                      "invalid Poisson rate, expected rate to be non-negative");
 }
 
+// Gamma.rsample's backward: no randomness, but the gamma sampler's
+// gradient. Float and double only, one dtype for both, as on CPU.
+at::Tensor standard_gamma_grad(const at::Tensor& alpha, const at::Tensor& sample) {
+  const c10::ScalarType t = alpha.scalar_type();
+  TORCH_CHECK(sample.scalar_type() == t, "Found dtype ", sample.scalar_type(), " but expected ", t);
+  if (t != at::kFloat && t != at::kDouble) not_implemented_for("_standard_gamma_grad_cpu", t);
+  const std::vector<int64_t> shape = at::infer_size(alpha.sizes(), sample.sizes());
+  if (c10::multiply_integers(shape) == 0) return at::empty(shape, alpha.options());
+  OpCall call{"aten::_standard_gamma_grad", "", {alpha.expand(shape), sample.expand(shape)}, {}};
+  return run_op(call, [](hlo::Builder& b, const std::vector<hlo::Value>& v, const std::vector<hlo::Value>&) {
+    return std::vector<hlo::Value>{ops::lower_standard_gamma_grad(b, v[0], v[1])};
+  }).at(0);
+}
+
 at::Tensor binomial(const at::Tensor& trials, const at::Tensor& prob, Gen gen) {
   if (!is_float(trials.scalar_type())) not_implemented_for("binomial_cpu", trials.scalar_type());
   TORCH_CHECK(prob.scalar_type() == trials.scalar_type(), "binomial: expected count and prob of one dtype, got ",
@@ -677,6 +693,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("bernoulli.out", bernoulli_out);
   m.impl("exponential_", exponential_);
   m.impl("_standard_gamma", standard_gamma);
+  m.impl("_standard_gamma_grad", standard_gamma_grad);
   m.impl("_sample_dirichlet", sample_dirichlet);
   m.impl("poisson", poisson);
   m.impl("binomial", binomial);

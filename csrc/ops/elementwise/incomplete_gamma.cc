@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "ops/indexing/gather_scatter.h"
+#include "ops/nn/axis_ops.h"
 
 namespace torch_tpu::ops {
 
@@ -20,42 +21,70 @@ constexpr int64_t kMaxIterations = 2000;
 
 Value fill(hlo::Builder& b, double v, const Value& like) { return b.constant_splat(v, like.type()); }
 
+// log1p(t) - t without the cancellation of its two terms for small t (the
+// Stirling prefactor multiplies it by a): the Taylor series below |t| = 1/4.
+Value log1p_minus_identity(hlo::Builder& b, const Value& t) {
+  const int terms = t.dtype() == ElementType::kF64 ? 26 : 12;  // 4^-k / k below the type's eps
+  Value poly = fill(b, (terms % 2 == 0 ? -1.0 : 1.0) / terms, t);
+  for (int k = terms - 1; k >= 2; --k) poly = b.add(fill(b, (k % 2 == 0 ? -1.0 : 1.0) / k, t), b.multiply(t, poly));
+  Value series = b.multiply(b.multiply(t, t), poly);
+  Value direct = b.subtract(b.log_plus_one(t), t);
+  return b.select(b.compare(b.abs(t), fill(b, 0.25, t), "LT"), series, direct);
+}
+
+// d/da of log_prefactor: log x - digamma(a + 1) on the series side, log x
+// - digamma(a) on the fraction's. From a = 10 on log x - digamma(a + 1) is
+// log1p(t) - 1 / (2a) + 1 / (12 a^2) - 1 / (120 a^4) + 1 / (252 a^6)
+// (digamma's asymptotic series), t = (x - a) / a, free of the cancellation
+// between log x and digamma.
+Value log_prefactor_slope(hlo::Builder& b, const Value& a, const Value& x, const Value& use_series) {
+  Value one = fill(b, 1, a);
+  Value direct = b.subtract(b.log(x), b.unary("chlo.digamma", b.add(a, one)));
+  Value inv = b.divide(one, a), inv2 = b.multiply(inv, inv);
+  Value tail = b.multiply(inv2, b.add(fill(b, 1.0 / 12, a),
+                                      b.multiply(inv2, b.add(fill(b, -1.0 / 120, a),
+                                                             b.multiply(inv2, fill(b, 1.0 / 252, a))))));
+  Value t = b.divide(b.subtract(x, a), a);
+  Value asymptotic = b.add(b.subtract(b.log_plus_one(t), b.multiply(fill(b, 0.5, a), inv)), tail);
+  Value slope = b.select(b.compare(a, fill(b, 10, a), "GE"), asymptotic, direct);
+  // digamma(a) = digamma(a + 1) - 1 / a.
+  return b.select(use_series, slope, b.add(slope, inv));
+}
+
 }  // namespace
 
-Value lower_incomplete_gamma(hlo::Builder& b, const Value& a, const Value& x, bool upper) {
+Value series_side(hlo::Builder& b, const Value& a, const Value& x) {
+  return b.compare(x, b.add(a, fill(b, 1, a)), "LT");
+}
+
+GammaTail lower_gamma_tail(hlo::Builder& b, const Value& a, const Value& x, const Value& use_series) {
   const double eps = a.dtype() == ElementType::kF64 ? std::numeric_limits<double>::epsilon()
                                                     : std::numeric_limits<float>::epsilon();
   const double tiny = a.dtype() == ElementType::kF64 ? 1e-300 : 1e-30;
-  Value zero = fill(b, 0, a), one = fill(b, 1, a), inf = fill(b, INFINITY, a), nan = fill(b, NAN, a);
-  Value use_series = b.compare(x, b.add(a, one), "LT");
-  // Safe arguments where a special case decides (a, x > 0 and finite).
-  Value regular = b.and_(b.and_(b.compare(a, zero, "GT"), b.compare(x, zero, "GT")),
-                         b.and_(b.compare(a, inf, "LT"), b.compare(x, inf, "LT")));
-  Value sa = b.select(regular, a, one), sx = b.select(regular, x, one);
+  Value one = fill(b, 1, a);
   // Carried: i, done, series (sum, term), fraction (h, c, d, bcoef).
-  Value bcoef0 = b.add(b.subtract(sx, sa), one);
+  Value bcoef0 = b.add(b.subtract(x, a), one);
   Value d0 = b.divide(one, b.select(b.compare(b.abs(bcoef0), fill(b, tiny, a), "LT"), fill(b, tiny, a), bcoef0));
-  Value term0 = b.divide(one, sa);
   Values out = b.while_loop(
-      {b.constant_splat_int(1, TensorType::scalar(ElementType::kS32)), b.not_(regular), term0, term0, d0,
-       fill(b, 1.0 / tiny, a), d0, bcoef0},
+      {b.constant_splat_int(1, TensorType::scalar(ElementType::kS32)), b.constant_splat(0, TensorType(ElementType::kPred, a.dims())),
+       one, one, d0, fill(b, 1.0 / tiny, a), d0, bcoef0},
       [](hlo::Builder& c, const Values& v) {
         return Values{c.and_(c.compare(v[0], c.constant_splat_int(kMaxIterations, v[0].type()), "LT"),
                              c.not_(all_true(c, v[1])))};
       },
       [&](hlo::Builder& c, const Values& v) {
-        Value i = c.convert(v[0], sa.dtype());
-        Value ib = c.broadcast_in_dim(i, sa.dims(), {});
+        Value i = c.convert(v[0], a.dtype());
+        Value ib = c.broadcast_in_dim(i, a.dims(), {});
         // Series: term *= x / (a + i); sum += term.
-        Value term = c.multiply(v[3], c.divide(sx, c.add(sa, ib)));
+        Value term = c.multiply(v[3], c.divide(x, c.add(a, ib)));
         Value sum = c.add(v[2], term);
         Value series_done = c.compare(c.abs(term), c.multiply(c.abs(sum), fill(c, eps, sum)), "LT");
         // Lentz: an = -i (i - a); b += 2.
-        Value an = c.negate(c.multiply(ib, c.subtract(ib, sa)));
-        Value bcoef = c.add(v[7], fill(c, 2, sa));
-        Value small = fill(c, tiny, sa);
+        Value an = c.negate(c.multiply(ib, c.subtract(ib, a)));
+        Value bcoef = c.add(v[7], fill(c, 2, a));
+        Value small = fill(c, tiny, a);
         auto guard = [&](const Value& z) { return c.select(c.compare(c.abs(z), small, "LT"), small, z); };
-        Value d = c.divide(fill(c, 1, sa), guard(c.add(c.multiply(an, v[6]), bcoef)));
+        Value d = c.divide(fill(c, 1, a), guard(c.add(c.multiply(an, v[6]), bcoef)));
         Value cc = guard(c.add(bcoef, c.divide(an, v[5])));
         Value del = c.multiply(d, cc);
         Value h = c.multiply(v[4], del);
@@ -66,27 +95,41 @@ Value lower_incomplete_gamma(hlo::Builder& b, const Value& a, const Value& x, bo
         return Values{c.add(v[0], c.constant_splat_int(1, v[0].type())), done, keep(sum, v[2]), keep(term, v[3]),
                       keep(h, v[4]), keep(cc, v[5]), keep(d, v[6]), keep(bcoef, v[7])};
       });
-  // log(x^a e^-x / Gamma(a)). Directly, a log x - x - lgamma(a) cancels
-  // terms of size a log x; from a = 10 on it is rearranged with Stirling's
-  // series for lgamma, a (log1p(t) - t) + log(a) / 2 - log(2 pi) / 2 -
-  // (1 / (12 a) - 1 / (360 a^3) + ...) with t = (x - a) / a, whose terms
-  // are of the result's own size.
-  Value direct = b.subtract(b.subtract(b.multiply(sa, b.log(sx)), sx), b.unary("chlo.lgamma", sa));
-  Value t = b.divide(b.subtract(sx, sa), sa);
-  Value inv = b.divide(one, sa), inv2 = b.multiply(inv, inv);
+  // log(x^a e^-x / Gamma(a + 1)). Directly, a log x - x - lgamma(a + 1)
+  // cancels terms of size a log x; from a = 10 on it is rearranged with
+  // Stirling's series for lgamma, a (log1p(t) - t) - log(a) / 2 -
+  // log(2 pi) / 2 - (1 / (12 a) - 1 / (360 a^3) + ...) with t = (x - a) / a,
+  // whose terms are of the result's own size.
+  Value direct = b.subtract(b.subtract(b.multiply(a, b.log(x)), x), b.unary("chlo.lgamma", b.add(a, one)));
+  Value t = b.divide(b.subtract(x, a), a);
+  Value inv = b.divide(one, a), inv2 = b.multiply(inv, inv);
   Value series = b.multiply(inv, b.add(fill(b, 1.0 / 12, a),
                                        b.multiply(inv2, b.add(fill(b, -1.0 / 360, a),
                                                               b.multiply(inv2, b.add(fill(b, 1.0 / 1260, a),
                                                                                      b.multiply(inv2, fill(b, -1.0 / 1680, a))))))));
-  Value stirling = b.subtract(b.add(b.multiply(sa, b.subtract(b.log_plus_one(t), t)),
-                                    b.multiply(fill(b, 0.5, a), b.log(sa))),
+  Value stirling = b.subtract(b.subtract(b.multiply(a, log1p_minus_identity(b, t)),
+                                         b.multiply(fill(b, 0.5, a), b.log(a))),
                               b.add(fill(b, 0.5 * std::log(2 * M_PI), a), series));
-  Value log_prefactor = b.select(b.compare(sa, fill(b, 10, a), "GE"), stirling, direct);
-  Value prefactor = b.exponential(log_prefactor);
-  Value p_series = b.multiply(out[2], prefactor);
-  Value q_fraction = b.multiply(out[4], prefactor);
-  Value p = b.select(use_series, p_series, b.subtract(one, q_fraction));
-  Value q = b.select(use_series, b.subtract(one, p_series), q_fraction);
+  Value log_prefactor = b.select(b.compare(a, fill(b, 10, a), "GE"), stirling, direct);
+  // The series summed x^n / ((a + 1) .. (a + n)); the fraction's prefactor
+  // is x^a e^-x / Gamma(a), a times larger.
+  GammaTail tail;
+  tail.log_prefactor = b.select(use_series, log_prefactor, b.add(log_prefactor, b.log(a)));
+  tail.factor = b.select(use_series, out[2], out[4]);
+  return tail;
+}
+
+Value lower_incomplete_gamma(hlo::Builder& b, const Value& a, const Value& x, bool upper) {
+  Value zero = fill(b, 0, a), one = fill(b, 1, a), inf = fill(b, INFINITY, a), nan = fill(b, NAN, a);
+  // Safe arguments where a special case decides (a, x > 0 and finite).
+  Value regular = b.and_(b.and_(b.compare(a, zero, "GT"), b.compare(x, zero, "GT")),
+                         b.and_(b.compare(a, inf, "LT"), b.compare(x, inf, "LT")));
+  Value sa = b.select(regular, a, one), sx = b.select(regular, x, one);
+  Value use_series = series_side(b, sa, sx);
+  const GammaTail tail = lower_gamma_tail(b, sa, sx, use_series);
+  Value smaller = b.multiply(tail.factor, b.exponential(tail.log_prefactor));
+  Value p = b.select(use_series, smaller, b.subtract(one, smaller));
+  Value q = b.select(use_series, b.subtract(one, smaller), smaller);
   Value result = upper ? q : p;
   // CPU's special cases: NaN for negative or NaN arguments and for a = x = 0
   // or a = x = inf; P = 1 (Q = 0) for a = 0 < x or x = inf; P = 0 (Q = 1)
@@ -102,6 +145,62 @@ Value lower_incomplete_gamma(hlo::Builder& b, const Value& a, const Value& x, bo
                         b.or_(b.and_(a0, x0), b.and_(ainf, xinf)));
   invalid = b.or_(invalid, b.or_(b.compare(a, a, "NE"), b.compare(x, x, "NE")));
   return b.select(invalid, nan, result);
+}
+
+Value lower_standard_gamma_grad(hlo::Builder& b, const Value& alpha, const Value& x) {
+  const bool f64 = alpha.dtype() == ElementType::kF64;
+  Value zero = fill(b, 0, alpha), one = fill(b, 1, alpha), inf = fill(b, INFINITY, alpha);
+  Value regular = b.and_(b.and_(b.compare(alpha, zero, "GT"), b.compare(x, zero, "GT")),
+                         b.and_(b.compare(alpha, inf, "LT"), b.compare(x, inf, "LT")));
+  Value a = b.select(regular, alpha, one), sx = b.select(regular, x, one);
+
+  // d log(smaller tail) / da = d log_prefactor / da (in closed form) +
+  // d log(factor) / da. The factor (the series' sum or the fraction's
+  // value) is smooth in a, on a scale of 1 or of the standard deviation
+  // sqrt(a); its derivative is a five-point difference, every point on the
+  // centre's side. The relative step balances truncation (step^4) against
+  // rounding (eps / step).
+  const double relative_step = f64 ? 1e-3 : 0.05;
+  Value h = b.multiply(fill(b, relative_step, a), b.maximum(one, b.sqrt(a)));
+  std::vector<int64_t> stacked = a.dims();
+  stacked.insert(stacked.begin(), 5);
+  std::vector<int64_t> lift(a.rank());
+  for (int64_t i = 0; i < a.rank(); ++i) lift[i] = i + 1;
+  auto stack = [&](const Value& v) { return b.broadcast_in_dim(v, stacked, lift); };
+  // Rows: a, a + h, a - h, a + 2h, a - 2h (a - 2h may be negative for small
+  // a: both the series and the fraction are defined there).
+  Value offsets = b.broadcast_in_dim(axis::float_vector(b, {0, 1, -1, 2, -2}, a.dtype()), stacked, {0});
+  Value points = b.add(stack(a), b.multiply(offsets, stack(h)));
+  Value lower = series_side(b, a, sx);
+  const GammaTail tail = lower_gamma_tail(b, points, stack(sx), stack(lower));
+  Value log_factor = b.log(tail.factor);
+  auto row = [&](const Value& v, int64_t r) {
+    std::vector<int64_t> start(stacked.size(), 0), limit = stacked, strides(stacked.size(), 1);
+    start[0] = r;
+    limit[0] = r + 1;
+    return b.reshape(b.slice(v, start, limit, strides), a.dims());
+  };
+  auto f = [&](int64_t r) { return row(log_factor, r); };
+  Value factor_slope = b.divide(b.subtract(b.multiply(fill(b, 8, a), b.subtract(f(1), f(2))), b.subtract(f(3), f(4))),
+                                b.multiply(fill(b, 12, a), h));
+  Value d = b.add(log_prefactor_slope(b, a, sx, lower), factor_slope);
+  // With pdf = x^(a-1) e^-x / Gamma(a): P / pdf = factor x / a, Q / pdf =
+  // factor x at the centre; dx/da = -(dP/da) / pdf = +(dQ/da) / pdf.
+  Value centre = row(tail.factor, 0);
+  Value ratio = b.select(lower, b.divide(b.multiply(centre, sx), a), b.multiply(centre, sx));
+  Value grad = b.multiply(ratio, b.select(lower, b.negate(d), d));
+
+  // Wilson-Hilferty: (x / a)^(1/3) ~ Normal(1 - 1 / (9a), 1 / (9a)); at a
+  // fixed normal quantile, dx/da = -w^3 / 2 + 3 w^2 / 2 + w^2 / (6a).
+  Value w = b.cbrt(b.divide(sx, a)), w2 = b.multiply(w, w);
+  Value wilson_hilferty = b.add(b.add(b.multiply(fill(b, -0.5, a), b.multiply(w2, w)), b.multiply(fill(b, 1.5, a), w2)),
+                                b.divide(w2, b.multiply(fill(b, 6, a), a)));
+  grad = b.select(b.compare(a, fill(b, f64 ? 1e20 : 1e8, a), "GE"), wilson_hilferty, grad);
+
+  // CPU: 0 where x <= 0 (whatever a); NaN for a <= 0, infinite or NaN
+  // arguments.
+  Value result = b.select(regular, grad, fill(b, NAN, alpha));
+  return b.select(b.compare(x, zero, "LE"), zero, result);
 }
 
 }  // namespace torch_tpu::ops

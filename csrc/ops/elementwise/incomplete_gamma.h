@@ -3,7 +3,8 @@
 // power series of P below x = a + 1 and Lentz's continued fraction of Q
 // from there, iterated in one HLO while loop until every element
 // converged, with CPU's special cases (NaN for a or x negative, for
-// a = x = 0 and a = x = inf).
+// a = x = 0 and a = x = inf). The derivative of a Gamma sample in its
+// shape (_standard_gamma_grad) builds on the same tails.
 #pragma once
 
 #include "hlo/builder.h"
@@ -12,5 +13,30 @@ namespace torch_tpu::ops {
 
 // a and x of one floating type and shape; `upper` gives Q, else P.
 hlo::Value lower_incomplete_gamma(hlo::Builder& b, const hlo::Value& a, const hlo::Value& x, bool upper);
+
+// Where the power series of P is the better way (x < a + 1); elsewhere
+// the continued fraction of Q.
+hlo::Value series_side(hlo::Builder& b, const hlo::Value& a, const hlo::Value& x);
+
+// One tail in a form that keeps its logarithm accurate however small it
+// is: where `use_series` P = factor * exp(log_prefactor), elsewhere Q =
+// factor * exp(log_prefactor), with log_prefactor = log(x^a e^-x /
+// Gamma(a + 1)). For a, x > 0 and finite.
+struct GammaTail {
+  hlo::Value log_prefactor;
+  hlo::Value factor;
+};
+GammaTail lower_gamma_tail(hlo::Builder& b, const hlo::Value& a, const hlo::Value& x, const hlo::Value& use_series);
+
+// _standard_gamma_grad: d x / d alpha of a Gamma(alpha, 1) sample x at a
+// fixed value of its CDF (the implicit reparameterization gradient of
+// Gamma.rsample), -(dP / d alpha) / pdf(x). d log P / d alpha (log Q in
+// the upper tail) is the prefactor's slope in closed form plus a five-point
+// difference of the smooth series (fraction) factor, so its accuracy does
+// not rest on a fitted approximation; beyond the types' reach of that
+// difference (alpha >= 1e8 in float32) the Wilson-Hilferty approximation's
+// derivative. CPU's special cases: 0 for x <= 0, NaN for
+// alpha <= 0, infinite or NaN arguments.
+hlo::Value lower_standard_gamma_grad(hlo::Builder& b, const hlo::Value& alpha, const hlo::Value& x);
 
 }  // namespace torch_tpu::ops
