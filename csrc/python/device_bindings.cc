@@ -3,9 +3,13 @@
 // the hooks by which C++ initializes the runtime through Python.
 #include <pybind11/pybind11.h>
 
+#include <ATen/ops/empty.h>
 #include <torch/csrc/Generator.h>
+#include <torch/csrc/autograd/autograd.h>
 
 #include <c10/util/Exception.h>
+
+#include <thread>
 
 #include "aten/deferred_checks.h"
 #include "aten/device_guard.h"
@@ -75,6 +79,27 @@ py::dict memory_stats(int device) {
   return d;
 }
 
+// See torch_tpu/_exit.py. An empty backward through every device, from a
+// new thread: it queues behind whatever graph task a device's autograd
+// thread still holds, so that one is freed (with the Python objects it
+// holds) while Python can still take them; and a new thread's state holds
+// no Python objects, so its own task can be freed at any time.
+void release_autograd_graph_tasks(int devices) {
+  py::gil_scoped_release release;
+  std::thread worker([devices] {
+    try {
+      for (int i = 0; i < devices; ++i) {
+        const auto options = at::TensorOptions().device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(i));
+        at::Tensor leaf = at::empty({0}, options).requires_grad_();
+        torch::autograd::backward({leaf}, {at::empty({0}, options)});
+      }
+    } catch (const std::exception&) {
+      // Exiting: a device that cannot run this has no graph task to wait for.
+    }
+  });
+  worker.join();
+}
+
 }  // namespace
 
 void bind_device(py::module_& m) {
@@ -111,6 +136,8 @@ void bind_device(py::module_& m) {
   d.def("reset_peak_memory_stats", [](int device) {
     runtime::memory_stats(checked(device)).reset_peak();
   }, py::arg("device"));
+  d.def("release_autograd_graph_tasks", &release_autograd_graph_tasks, py::arg("devices"),
+        "Waits until no autograd device thread holds a finished graph task (run at exit)");
   d.def("default_generator", [](int device) {
     const at::Generator& generator = aten::default_generator(checked(device));
     PyObject* object = THPGenerator_initDefaultGenerator(generator);
