@@ -1,8 +1,8 @@
 // ATen glue for the random ops: uniform_, normal_ (and normal's tensor
 // forms), random_, bernoulli, exponential_, geometric_, log_normal_,
 // cauchy_, multinomial, randperm, dropout, _standard_gamma,
-// _sample_dirichlet, poisson and binomial (and _standard_gamma_grad, the
-// gamma sampler's gradient). torch.rand / randn / randint /
+// _sample_dirichlet, poisson and binomial (and _standard_gamma_grad /
+// _dirichlet_grad, the gamma and dirichlet samplers' gradients). torch.rand / randn / randint /
 // *_like reach these through empty + uniform_ / normal_ / random_.
 //
 // Each op takes (seed, offset) from the given tpu generator, or the device's
@@ -33,6 +33,7 @@
 #include "aten/elementwise_args.h"
 #include "aten/generator.h"
 #include "aten/op_runner.h"
+#include "ops/elementwise/incomplete_beta.h"
 #include "ops/elementwise/incomplete_gamma.h"
 #include "ops/random/distributions.h"
 #include "ops/random/rejection.h"
@@ -483,18 +484,42 @@ at::Tensor poisson(const at::Tensor& rates, Gen gen) {
                      "invalid Poisson rate, expected rate to be non-negative");
 }
 
-// Gamma.rsample's backward: no randomness, but the gamma sampler's
-// gradient. Float and double only, one dtype for both, as on CPU.
-at::Tensor standard_gamma_grad(const at::Tensor& alpha, const at::Tensor& sample) {
-  const c10::ScalarType t = alpha.scalar_type();
-  TORCH_CHECK(sample.scalar_type() == t, "Found dtype ", sample.scalar_type(), " but expected ", t);
-  if (t != at::kFloat && t != at::kDouble) not_implemented_for("_standard_gamma_grad_cpu", t);
-  const std::vector<int64_t> shape = at::infer_size(alpha.sizes(), sample.sizes());
-  if (c10::multiply_integers(shape) == 0) return at::empty(shape, alpha.options());
-  OpCall call{"aten::_standard_gamma_grad", "", {alpha.expand(shape), sample.expand(shape)}, {}};
-  return run_op(call, [](hlo::Builder& b, const std::vector<hlo::Value>& v, const std::vector<hlo::Value>&) {
-    return std::vector<hlo::Value>{ops::lower_standard_gamma_grad(b, v[0], v[1])};
+// The reparameterization gradients (Gamma.rsample's and Dirichlet /
+// Beta.rsample's backward): no randomness, but the samplers' gradients.
+// Float and double only, one dtype for all operands, broadcast together,
+// as on CPU.
+using ParameterGradLowering = std::function<hlo::Value(hlo::Builder&, const std::vector<hlo::Value>&)>;
+
+at::Tensor parameter_grad(const char* op, const char* cpu_kernel, std::vector<at::Tensor> operands,
+                          const ParameterGradLowering& lower) {
+  const c10::ScalarType t = operands[0].scalar_type();
+  std::vector<int64_t> shape = operands[0].sizes().vec();
+  for (size_t i = 1; i < operands.size(); ++i) {
+    TORCH_CHECK(operands[i].scalar_type() == t, "Found dtype ", operands[i].scalar_type(), " but expected ", t);
+    shape = at::infer_size(shape, operands[i].sizes());
+  }
+  if (t != at::kFloat && t != at::kDouble) not_implemented_for(cpu_kernel, t);
+  if (c10::multiply_integers(shape) == 0) return at::empty(shape, operands[0].options());
+  std::vector<TensorArg> expanded;
+  for (const at::Tensor& operand : operands) expanded.emplace_back(operand.expand(shape));
+  OpCall call{op, "", std::move(expanded), {}};
+  return run_op(call, [&lower](hlo::Builder& b, const std::vector<hlo::Value>& v, const std::vector<hlo::Value>&) {
+    return std::vector<hlo::Value>{lower(b, v)};
   }).at(0);
+}
+
+at::Tensor standard_gamma_grad(const at::Tensor& alpha, const at::Tensor& sample) {
+  return parameter_grad("aten::_standard_gamma_grad", "_standard_gamma_grad_cpu", {alpha, sample},
+                        [](hlo::Builder& b, const std::vector<hlo::Value>& v) {
+                          return ops::lower_standard_gamma_grad(b, v[0], v[1]);
+                        });
+}
+
+at::Tensor dirichlet_grad(const at::Tensor& x, const at::Tensor& alpha, const at::Tensor& total) {
+  return parameter_grad("aten::_dirichlet_grad", "_dirichlet_grad_cpu", {x, alpha, total},
+                        [](hlo::Builder& b, const std::vector<hlo::Value>& v) {
+                          return ops::lower_dirichlet_grad(b, v[0], v[1], v[2]);
+                        });
 }
 
 at::Tensor binomial(const at::Tensor& trials, const at::Tensor& prob, Gen gen) {
@@ -694,6 +719,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("exponential_", exponential_);
   m.impl("_standard_gamma", standard_gamma);
   m.impl("_standard_gamma_grad", standard_gamma_grad);
+  m.impl("_dirichlet_grad", dirichlet_grad);
   m.impl("_sample_dirichlet", sample_dirichlet);
   m.impl("poisson", poisson);
   m.impl("binomial", binomial);

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "ops/indexing/gather_scatter.h"
-#include "ops/nn/axis_ops.h"
+#include "ops/elementwise/parameter_slope.h"
 
 namespace torch_tpu::ops {
 
@@ -162,31 +162,16 @@ Value lower_standard_gamma_grad(hlo::Builder& b, const Value& alpha, const Value
   // rounding (eps / step).
   const double relative_step = f64 ? 1e-3 : 0.05;
   Value h = b.multiply(fill(b, relative_step, a), b.maximum(one, b.sqrt(a)));
-  std::vector<int64_t> stacked = a.dims();
-  stacked.insert(stacked.begin(), 5);
-  std::vector<int64_t> lift(a.rank());
-  for (int64_t i = 0; i < a.rank(); ++i) lift[i] = i + 1;
-  auto stack = [&](const Value& v) { return b.broadcast_in_dim(v, stacked, lift); };
-  // Rows: a, a + h, a - h, a + 2h, a - 2h (a - 2h may be negative for small
-  // a: both the series and the fraction are defined there).
-  Value offsets = b.broadcast_in_dim(axis::float_vector(b, {0, 1, -1, 2, -2}, a.dtype()), stacked, {0});
-  Value points = b.add(stack(a), b.multiply(offsets, stack(h)));
+  // a - 2h may be negative for small a: the series and the fraction are
+  // defined there.
+  const FivePointStencil stencil(b, a, h);
   Value lower = series_side(b, a, sx);
-  const GammaTail tail = lower_gamma_tail(b, points, stack(sx), stack(lower));
-  Value log_factor = b.log(tail.factor);
-  auto row = [&](const Value& v, int64_t r) {
-    std::vector<int64_t> start(stacked.size(), 0), limit = stacked, strides(stacked.size(), 1);
-    start[0] = r;
-    limit[0] = r + 1;
-    return b.reshape(b.slice(v, start, limit, strides), a.dims());
-  };
-  auto f = [&](int64_t r) { return row(log_factor, r); };
-  Value factor_slope = b.divide(b.subtract(b.multiply(fill(b, 8, a), b.subtract(f(1), f(2))), b.subtract(f(3), f(4))),
-                                b.multiply(fill(b, 12, a), h));
+  const GammaTail tail = lower_gamma_tail(b, stencil.points(), stencil.stack(sx), stencil.stack(lower));
+  Value factor_slope = stencil.slope(b.log(tail.factor));
   Value d = b.add(log_prefactor_slope(b, a, sx, lower), factor_slope);
   // With pdf = x^(a-1) e^-x / Gamma(a): P / pdf = factor x / a, Q / pdf =
   // factor x at the centre; dx/da = -(dP/da) / pdf = +(dQ/da) / pdf.
-  Value centre = row(tail.factor, 0);
+  Value centre = stencil.row(tail.factor, 0);
   Value ratio = b.select(lower, b.divide(b.multiply(centre, sx), a), b.multiply(centre, sx));
   Value grad = b.multiply(ratio, b.select(lower, b.negate(d), d));
 
