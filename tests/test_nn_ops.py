@@ -71,6 +71,30 @@ def test_embedding_dense_backward_direct():
                 torch.tensor([1.0]))
 
 
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, 3.5, float("inf"), 0.0])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+def test_embedding_max_norm_renormalizes_rows_in_place(norm_type, dtype):
+    # F.embedding(max_norm=...) rescales the looked-up rows of the weight in
+    # place (embedding_renorm_); repeated indices rescale a row once.
+    weight = (make((10, 6), seed=3) * 2).to(dtype)
+    idx = torch.tensor([[1, 2, 2], [9, 0, 1]])
+    cpu_weight, tpu_weight = weight.clone(), to_tpu(weight)
+    want = F.embedding(idx, cpu_weight, max_norm=1.5, norm_type=norm_type)
+    got = F.embedding(to_tpu(idx), tpu_weight, max_norm=1.5, norm_type=norm_type)
+    tol = dict(rtol=1e-2, atol=1e-2) if dtype == torch.bfloat16 else {}
+    torch.testing.assert_close(got.cpu(), want, **tol)
+    torch.testing.assert_close(tpu_weight.cpu(), cpu_weight, **tol)
+
+
+def test_embedding_renorm_errors():
+    weight = to_tpu(make((5, 3)))
+    with pytest.raises(IndexError, match="embedding_renorm_"):
+        torch.embedding_renorm_(weight, to_tpu(torch.tensor([7])), 1.0, 2.0)
+        weight.cpu()
+    with pytest.raises(RuntimeError, match="indices"):
+        torch.embedding_renorm_(to_tpu(make((5, 3))), to_tpu(torch.tensor([1.0])), 1.0, 2.0)
+
+
 # ---- layer norm --------------------------------------------------------------------
 
 LN_CASES = [((3, 4), (4,)), ((2, 3, 4), (3, 4)), ((2, 3, 4), (4,)), ((5,), (5,)), ((0, 4), (4,))]

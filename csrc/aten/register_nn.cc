@@ -83,6 +83,26 @@ at::Tensor embedding_dense_backward(const at::Tensor& grad_output, const at::Ten
   }).at(0);
 }
 
+// F.embedding(max_norm=...) renormalizes the looked-up rows of the weight in
+// place before the lookup.
+at::Tensor& embedding_renorm_(at::Tensor& self, const at::Tensor& indices, double max_norm, double norm_type) {
+  TORCH_CHECK(self.dim() == 2, "embedding_renorm_: expected 2-D weight, but got ", self.dim(), "-D");
+  check_indices(indices, 2, "embedding_renorm_");
+  check_float(self, "embedding_renorm_cpu_");
+  std::string attributes;
+  put(attributes, max_norm);
+  put(attributes, norm_type);
+  OpCall call{"aten::embedding_renorm_", std::move(attributes), {self, indices}, {}};
+  run_checked_into(
+      call,
+      [=](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
+        return ops::Checked{ops::lower_embedding_renorm(b, t[0], t[1], max_norm, norm_type),
+                            ops::index_out_of_range(b, t[1], t[0].dims()[0], false)};
+      },
+      self, CheckError::kIndex, "embedding_renorm_: index out of range in self");
+  return self;
+}
+
 // ---- layer norm ----------------------------------------------------------
 
 // mean / rstd are f32 for a 16-bit input with f32 parameters ("mixed"),
@@ -443,6 +463,7 @@ at::Tensor& mse_loss_backward_out(const at::Tensor& grad_output, const at::Tenso
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("embedding", embedding);
   m.impl("embedding_dense_backward", embedding_dense_backward);
+  m.impl("embedding_renorm_", embedding_renorm_);
   m.impl("native_layer_norm", native_layer_norm);
   m.impl("native_layer_norm_backward", native_layer_norm_backward);
   m.impl("nll_loss_forward", nll_loss_forward);

@@ -1,5 +1,7 @@
 #include "ops/nn/embedding.h"
 
+#include <cmath>
+
 #include "ops/broadcast.h"
 
 namespace torch_tpu::ops {
@@ -73,6 +75,52 @@ hlo::Value lower_embedding_backward(hlo::Builder& b, const hlo::Value& grad, con
   }
   hlo::Value sum = scatter_add_rows(b, zeros(b, acc, {num_weights, width}), index, rows);
   return convert_to(b, sum, type);
+}
+
+hlo::Value lower_embedding_renorm(hlo::Builder& b, const hlo::Value& weight, const hlo::Value& indices,
+                                  double max_norm, double norm_type) {
+  const ElementType type = weight.dtype();
+  const ElementType acc = type == ElementType::kBF16 || type == ElementType::kF16 ? ElementType::kF32 : type;
+  const int64_t width = weight.dims()[1];
+  const int64_t m = count(indices.dims());
+  if (m == 0 || width == 0 || weight.dims()[0] == 0) return weight;
+  hlo::Value index = convert_to(b, b.reshape(indices, {m}), ElementType::kS64);
+  hlo::Value rows = convert_to(b, gather_rows(b, weight, index), acc);
+  hlo::Value magnitude = b.abs(rows);
+  auto reduce_rows = [&](const hlo::Value& v, double init, bool is_max, bool is_min) {
+    hlo::Value start = b.constant_splat(init, hlo::TensorType::scalar(acc));
+    return b.reduce({v}, {start}, {1}, [is_max, is_min](hlo::Builder& rb, const std::vector<hlo::Value>& args) {
+      if (is_max) return std::vector<hlo::Value>{rb.maximum(args[0], args[1])};
+      if (is_min) return std::vector<hlo::Value>{rb.minimum(args[0], args[1])};
+      return std::vector<hlo::Value>{rb.add(args[0], args[1])};
+    }).at(0);
+  };
+  hlo::Value norm;
+  if (std::isinf(norm_type)) {
+    norm = norm_type > 0 ? reduce_rows(magnitude, 0, true, false) : reduce_rows(magnitude, INFINITY, false, true);
+  } else if (norm_type == 0) {
+    norm = reduce_rows(b.convert(b.compare(magnitude, b.constant_splat(0, magnitude.type()), "NE"), acc), 0, false,
+                       false);
+  } else {
+    hlo::Value p = b.constant_splat(norm_type, magnitude.type());
+    hlo::Value sum = reduce_rows(b.power(magnitude, p), 0, false, false);
+    norm = b.power(sum, b.constant_splat(1.0 / norm_type, sum.type()));
+  }
+  hlo::Value limit = b.constant_splat(max_norm, norm.type());
+  hlo::Value scale = b.select(b.compare(norm, limit, "GT"),
+                              b.divide(limit, b.add(norm, b.constant_splat(1e-7, norm.type()))),
+                              b.constant_splat(1, norm.type()));
+  hlo::Value scaled = convert_to(b, b.multiply(rows, b.broadcast_in_dim(scale, {m, width}, {0})), type);
+  // Repeated indices write the same row: assignment order does not matter.
+  hlo::ScatterDims dims;
+  dims.update_window_dims = {1};
+  dims.inserted_window_dims = {0};
+  dims.scatter_dims_to_operand_dims = {0};
+  dims.index_vector_dim = 1;
+  return b.scatter({weight}, b.reshape(index, {m, 1}), {scaled}, dims,
+                   [](hlo::Builder&, const std::vector<hlo::Value>& args) {
+                     return std::vector<hlo::Value>{args[1]};
+                   })[0];
 }
 
 }  // namespace torch_tpu::ops

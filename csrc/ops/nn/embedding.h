@@ -18,6 +18,14 @@ hlo::Value lower_embedding(hlo::Builder& b, const hlo::Value& weight, const hlo:
 hlo::Value lower_embedding_backward(hlo::Builder& b, const hlo::Value& grad, const hlo::Value& indices,
                                     int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq);
 
+// embedding_renorm_ (F.embedding with max_norm): `weight` [N, D] with each
+// row that `indices` (any shape) names rescaled by max_norm / (norm + 1e-7)
+// where its norm_type-norm exceeds max_norm (norm_type inf / -inf: the
+// largest / smallest magnitude, 0: the count of nonzeros). Out-of-range
+// indices change nothing (the glue reports them).
+hlo::Value lower_embedding_renorm(hlo::Builder& b, const hlo::Value& weight, const hlo::Value& indices,
+                                  double max_norm, double norm_type);
+
 // Rows `indices` (any shape) of `table` [N, ...]: indices.shape + table.shape[1:].
 hlo::Value gather_rows(hlo::Builder& b, const hlo::Value& table, const hlo::Value& indices);
 
