@@ -37,6 +37,28 @@ def test_matches_high_precision_reference(dtype, rtol):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_large_alpha_and_far_lower_tail(dtype):
+    # Large shapes need tens of thousands of series terms (float64) or the
+    # Wilson-Hilferty form (float32); x far below alpha must not overflow.
+    # References: CPU's float64 values, accurate to 1e-9 here, and mpmath.
+    a = torch.tensor([1e7, 1e6, 3e5, 1e7, 2e7], dtype=torch.float64)
+    x = torch.tensor([9994000.0, 997000.0, 299500.0, 10003000.0, 20010000.0], dtype=torch.float64)
+    got = torch._standard_gamma_grad(to_tpu(a.to(dtype)), to_tpu(x.to(dtype))).cpu().double()
+    torch.testing.assert_close(got, torch._standard_gamma_grad(a, x), rtol=1e-8 if dtype == torch.float64 else 1e-6,
+                               atol=0)
+    far = [(20.0, 1e-7), (10.0, 1e-16), (100.0, 1e-5)]
+    a, x = (torch.tensor(column, dtype=dtype) for column in zip(*far))
+    got = torch._standard_gamma_grad(to_tpu(a), to_tpu(x)).cpu().double()
+    want = torch.tensor([reference(*p) for p in far], dtype=torch.float64)
+    torch.testing.assert_close(got, want, rtol=1e-9 if dtype == torch.float64 else 1e-5, atol=0)
+    big = torch.special.gammainc(to_tpu(torch.tensor([1e7], dtype=torch.float64)),
+                                 to_tpu(torch.tensor([9994000.0], dtype=torch.float64)))
+    torch.testing.assert_close(big.cpu(), torch.special.gammainc(torch.tensor([1e7], dtype=torch.float64),
+                                                                 torch.tensor([9994000.0], dtype=torch.float64)),
+                               rtol=1e-9, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_matches_cpu_on_gamma_samples(dtype):
     # CPU's approximations are within about 2e-3 of the true value (its
     # series and fitted forms); the tpu's is closer than that.

@@ -9,6 +9,9 @@
 
 #include <c10/util/Exception.h>
 
+#include <chrono>
+#include <future>
+#include <memory>
 #include <thread>
 
 #include "aten/deferred_checks.h"
@@ -83,10 +86,15 @@ py::dict memory_stats(int device) {
 // new thread: it queues behind whatever graph task a device's autograd
 // thread still holds, so that one is freed (with the Python objects it
 // holds) while Python can still take them; and a new thread's state holds
-// no Python objects, so its own task can be freed at any time.
+// no Python objects, so its own task can be freed at any time. A backward
+// still running at exit (on a daemon thread) is waited for at most
+// kExitWait, as PyTorch's own shutdown waits for its device threads.
 void release_autograd_graph_tasks(int devices) {
+  constexpr std::chrono::seconds kExitWait(10);
   py::gil_scoped_release release;
-  std::thread worker([devices] {
+  auto finished = std::make_shared<std::promise<void>>();
+  std::future<void> done = finished->get_future();
+  std::thread worker([devices, finished] {
     try {
       for (int i = 0; i < devices; ++i) {
         const auto options = at::TensorOptions().device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(i));
@@ -96,8 +104,13 @@ void release_autograd_graph_tasks(int devices) {
     } catch (const std::exception&) {
       // Exiting: a device that cannot run this has no graph task to wait for.
     }
+    finished->set_value();
   });
-  worker.join();
+  if (done.wait_for(kExitWait) == std::future_status::ready) {
+    worker.join();
+  } else {
+    worker.detach();
+  }
 }
 
 }  // namespace

@@ -34,9 +34,9 @@ GammaTail lower_gamma_tail(hlo::Builder& b, const hlo::Value& a, const hlo::Valu
 // the upper tail) is the prefactor's slope in closed form plus a five-point
 // difference of the smooth series (fraction) factor, so its accuracy does
 // not rest on a fitted approximation; beyond the types' reach of that
-// difference (alpha >= 1e8 in float32) the Wilson-Hilferty approximation's
-// derivative. CPU's special cases: 0 for x <= 0, NaN for
-// alpha <= 0, infinite or NaN arguments.
+// difference (alpha >= 1e4 in float32, 1e8 in float64) the Wilson-Hilferty
+// approximation's derivative. 0 for x <= 0, as on CPU; NaN for alpha <= 0,
+// infinite or NaN arguments (where CPU's series gives 0 or +-inf for some).
 hlo::Value lower_standard_gamma_grad(hlo::Builder& b, const hlo::Value& alpha, const hlo::Value& x);
 
 }  // namespace torch_tpu::ops
