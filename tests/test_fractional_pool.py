@@ -137,3 +137,48 @@ def _on_tpu(case):
         case()
     finally:
         make, samples = cpu_make, cpu_samples
+
+
+def backward2d(g, x, o, i):
+    return torch.ops.aten.fractional_max_pool2d_backward(g, x, [2, 2], o, i)
+
+
+def backward3d(g, x, o, i):
+    return torch.ops.aten.fractional_max_pool3d_backward(g, x, [2, 2, 2], o, i)
+
+
+def test_backward_errors_match_cpu():
+    x, s = make((1, 2, 8, 8)), samples(1, 2, 2)
+    out, idx = pool2d(x, s, (2, 2), (4, 4))
+    x3, s3 = make((1, 2, 8, 8, 8)), samples(1, 2, 3)
+    out3, idx3 = pool3d(x3, s3, (2, 2, 2), (4, 4, 4))
+    cases = [
+        lambda t: backward2d(t(out[:, :, :3]), t(x), [4, 4], t(idx)),
+        lambda t: backward2d(t(out), t(x), [4, 4], t(idx.int())),
+        lambda t: backward2d(t(out.double()), t(x), [4, 4], t(idx)),
+        lambda t: backward2d(t(out), t(x), [4], t(idx)),
+        lambda t: backward3d(t(out3[:, :, :3]), t(x3), [4, 4, 4], t(idx3)),
+        lambda t: backward3d(t(out3), t(x3), [4, 4, 4], t(idx3.int())),
+        lambda t: backward3d(t(out3.double()), t(x3), [4, 4, 4], t(idx3)),
+    ]
+    for case in cases:
+        with pytest.raises(RuntimeError) as cpu:
+            case(lambda v: v)
+        with pytest.raises(RuntimeError) as tpu:
+            case(to_tpu)
+        assert str(tpu.value).split("\n")[0] == str(cpu.value).split("\n")[0]
+
+
+def test_out_dtype_must_match_and_bad_sizes_raise():
+    x, s = to_tpu(make((1, 2, 8, 8))), to_tpu(samples(1, 2, 2))
+    out = to_tpu(torch.empty(0, dtype=torch.float64))
+    idx = to_tpu(torch.empty(0, dtype=torch.int64))
+    with pytest.raises(RuntimeError, match="Expected out tensor to have dtype float"):
+        torch.ops.aten.fractional_max_pool2d.output(x, [2, 2], [4, 4], s, output=out, indices=idx)
+    out = to_tpu(torch.empty(0))
+    torch.ops.aten.fractional_max_pool2d.output(x, [2, 2], [4, 4], s, output=out, indices=idx)
+    torch.testing.assert_close(out.cpu(), pool2d(x.cpu(), s.cpu(), (2, 2), (4, 4))[0])
+    for kernel, output in [([0, 2], [2, 2]), ([-1, 2], [2, 2]), ([2, 2], [-1, 2])]:
+        with pytest.raises(RuntimeError, match="positive kernel sizes"):
+            pool2d(x, s, kernel, output)
+

@@ -9,6 +9,7 @@
 #include <c10/core/ScalarType.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -29,7 +30,7 @@ using Values = std::vector<hlo::Value>;
 
 void put(std::string& key, int64_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); }
 
-// The pooled dims' names in the order CPU checks them, and their positions.
+// A pooled dim (0 is the first pooled dim) and its name in CPU's messages.
 struct DimName {
   int64_t pooled;
   const char* name;
@@ -41,6 +42,12 @@ void check_pool_args(int64_t n, const Tensor& self, IntArrayRef kernel, IntArray
   TORCH_CHECK(static_cast<int64_t>(kernel.size()) == n, op, ": kernel_size must either be a single Int or ", ints);
   TORCH_CHECK(static_cast<int64_t>(output.size()) == n, op, ": output_size must either be a single Int or ", ints);
   const std::string fn = n == 2 ? "fractional_max_pool2d()" : "fractional_max_pool3d_out()";
+  for (int64_t i = 0; i < n; ++i) {
+    // CPU pools empty or negative windows into -inf values and indices
+    // outside the windows; here they are refused.
+    TORCH_CHECK(kernel[i] > 0 && output[i] >= 0, fn, ": expected positive kernel sizes and non-negative output "
+                "sizes, got kernel_size ", kernel, " and output_size ", output);
+  }
   const int64_t ndims = self.dim();
   TORCH_CHECK(ndims == n + 1 || ndims == n + 2, fn, ": Expected ", n + 1, "D or ", n + 2, "D tensor, but got: ",
               self.sizes());
@@ -102,27 +109,26 @@ std::tuple<Tensor, Tensor> fractional_max_pool(int64_t n, const Tensor& self, In
 Tensor fractional_max_pool_backward(int64_t n, const Tensor& grad_output, const Tensor& self,
                                     IntArrayRef output_size, const Tensor& indices) {
   const std::string fn = n == 2 ? "fractional_max_pool2d_backward()" : "fractional_max_pool3d_backward_out()";
-  TORCH_CHECK(static_cast<int64_t>(output_size.size()) == n && (self.dim() == n + 1 || self.dim() == n + 2), fn,
-              ": expected ", n, " output sizes and a ", n + 1, "D or ", n + 2, "D input, got ", output_size,
-              " and ", self.sizes());
-  TORCH_CHECK(grad_output.dim() == self.dim(), fn, ": gradOutput and input should have the same number of "
-              "dimensions, got ", grad_output.sizes(), " and ", self.sizes());
+  TORCH_CHECK(self.dim() == n + 1 || self.dim() == n + 2, fn, ": expected a ", n + 1, "D or ", n + 2,
+              "D input, got ", self.sizes());
   const int64_t lead = self.dim() - n;
-  const std::vector<DimName> order = n == 2 ? std::vector<DimName>{{1, "width"}, {0, "height"}}
-                                            : std::vector<DimName>{{0, "time"}, {1, "height"}, {2, "width"}};
-  for (const DimName& d : order) {
-    TORCH_CHECK(output_size[d.pooled] == grad_output.size(lead + d.pooled), fn, ": gradOutput ", d.name,
-                " unexpected");
+  std::vector<int64_t> expected = self.sizes().vec();
+  const bool sizes_known = static_cast<int64_t>(output_size.size()) == n;
+  if (sizes_known) std::copy(output_size.begin(), output_size.end(), expected.begin() + lead);
+  if (n == 3 && sizes_known && grad_output.dim() == self.dim()) {
+    // CPU's 3-d messages name the dim.
+    const std::vector<DimName> order = {{0, "time"}, {1, "height"}, {2, "width"}};
+    for (const DimName& d : order) {
+      TORCH_CHECK(output_size[d.pooled] == grad_output.size(lead + d.pooled), fn, ": gradOutput ", d.name,
+                  " unexpected");
+    }
   }
-  for (int64_t i = 0; i < lead; ++i) {
-    TORCH_CHECK(grad_output.size(i) == self.size(i), fn, ": gradOutput of size ", grad_output.sizes(),
-                " does not match input of size ", self.sizes());
-  }
-  TORCH_CHECK(indices.sizes() == grad_output.sizes() && indices.scalar_type() == at::kLong, fn,
-              ": expected Long indices of gradOutput's size ", grad_output.sizes(), ", got ", indices.scalar_type(),
-              " indices of size ", indices.sizes());
-  TORCH_CHECK(grad_output.scalar_type() == self.scalar_type(), fn, ": expected gradOutput of dtype ",
-              self.scalar_type(), ", but got ", grad_output.scalar_type());
+  TORCH_CHECK(sizes_known && grad_output.sizes() == at::IntArrayRef(expected), fn, ": gradOutput sizes unexpected");
+  TORCH_CHECK(indices.scalar_type() == at::kLong, "expected scalar type Long but found ", indices.scalar_type());
+  TORCH_CHECK(indices.sizes() == grad_output.sizes(), fn, ": expected indices of gradOutput's size ",
+              grad_output.sizes(), ", got ", indices.sizes());
+  TORCH_CHECK(grad_output.scalar_type() == self.scalar_type(), "expected scalar type ", self.scalar_type(),
+              " but found ", grad_output.scalar_type());
   check_float(self, n == 2 ? "fractional_max_pool2d_backward_out_frame" : "fractional_max_pool3d_backward_out_frame");
   const std::vector<int64_t> in = self.sizes().vec();
   std::string attributes;
@@ -134,6 +140,13 @@ Tensor fractional_max_pool_backward(int64_t n, const Tensor& grad_output, const 
   }).at(0);
 }
 
+// The out= forms are structured kernels: out must have the result's dtype.
+Tensor& write_exact(Tensor& out, const Tensor& value) {
+  TORCH_CHECK(out.scalar_type() == value.scalar_type(), "Expected out tensor to have dtype ", value.dtype(),
+              ", but got ", out.dtype(), " instead");
+  return write_out(out, value);
+}
+
 std::tuple<Tensor, Tensor> fractional_max_pool2d(const Tensor& self, IntArrayRef k, IntArrayRef o, const Tensor& s) {
   return fractional_max_pool(2, self, k, o, s);
 }
@@ -143,15 +156,15 @@ std::tuple<Tensor, Tensor> fractional_max_pool3d(const Tensor& self, IntArrayRef
 std::tuple<Tensor&, Tensor&> fractional_max_pool2d_out(const Tensor& self, IntArrayRef k, IntArrayRef o,
                                                        const Tensor& s, Tensor& output, Tensor& indices) {
   auto [values, where] = fractional_max_pool(2, self, k, o, s);
-  write_out(output, values);
-  write_out(indices, where);
+  write_exact(output, values);
+  write_exact(indices, where);
   return {output, indices};
 }
 std::tuple<Tensor&, Tensor&> fractional_max_pool3d_out(const Tensor& self, IntArrayRef k, IntArrayRef o,
                                                        const Tensor& s, Tensor& output, Tensor& indices) {
   auto [values, where] = fractional_max_pool(3, self, k, o, s);
-  write_out(output, values);
-  write_out(indices, where);
+  write_exact(output, values);
+  write_exact(indices, where);
   return {output, indices};
 }
 Tensor fractional_max_pool2d_backward(const Tensor& g, const Tensor& self, IntArrayRef, IntArrayRef o,
@@ -164,11 +177,11 @@ Tensor fractional_max_pool3d_backward(const Tensor& g, const Tensor& self, IntAr
 }
 Tensor& fractional_max_pool2d_backward_out(const Tensor& g, const Tensor& self, IntArrayRef, IntArrayRef o,
                                            const Tensor& i, Tensor& grad_input) {
-  return write_out(grad_input, fractional_max_pool_backward(2, g, self, o, i));
+  return write_exact(grad_input, fractional_max_pool_backward(2, g, self, o, i));
 }
 Tensor& fractional_max_pool3d_backward_out(const Tensor& g, const Tensor& self, IntArrayRef, IntArrayRef o,
                                            const Tensor& i, Tensor& grad_input) {
-  return write_out(grad_input, fractional_max_pool_backward(3, g, self, o, i));
+  return write_exact(grad_input, fractional_max_pool_backward(3, g, self, o, i));
 }
 
 }  // namespace
