@@ -95,6 +95,37 @@ def test_embedding_renorm_errors():
         torch.embedding_renorm_(to_tpu(make((5, 3))), to_tpu(torch.tensor([1.0])), 1.0, 2.0)
 
 
+@pytest.mark.parametrize("shape,dim", [((6, 4, 3), 0), ((6, 4, 3), 2), ((5,), 0), ((7, 3), 1)])
+def test_weight_norm(shape, dim):
+    # torch._weight_norm reaches _weight_norm_interface for the first or last dim.
+    v = make(shape, seed=1)
+    g_shape = [1] * len(shape)
+    g_shape[dim] = shape[dim]
+    g = make(tuple(g_shape), seed=2)
+    assert_grads(lambda v, g: torch._weight_norm(v, g, dim), v, g)
+
+
+def test_weight_norm_modules_and_bfloat16():
+    conv = torch.nn.Conv1d(3, 5, 3)
+    torch.nn.utils.parametrizations.weight_norm(conv)
+    x = make((2, 3, 8))
+    tpu_conv = copy.deepcopy(conv).to("tpu")
+    out_cpu, out_tpu = conv(x), tpu_conv(to_tpu(x))
+    torch.testing.assert_close(out_tpu.cpu(), out_cpu, rtol=1e-5, atol=1e-5)
+    out_cpu.sum().backward()
+    out_tpu.sum().backward()
+    for pc, pt in zip(conv.parameters(), tpu_conv.parameters()):
+        torch.testing.assert_close(pt.grad.cpu(), pc.grad, rtol=1e-5, atol=1e-5)
+    v, g = make((6, 4), seed=3).bfloat16(), make((6, 1), seed=4).bfloat16()
+    w, norms = torch._weight_norm_interface(to_tpu(v), to_tpu(g), 0)
+    want_w, want_norms = torch._weight_norm_interface(v, g, 0)
+    assert norms.dtype == want_norms.dtype == torch.float32
+    torch.testing.assert_close(w.cpu(), want_w, rtol=1e-2, atol=1e-2)
+    torch.testing.assert_close(norms.cpu(), want_norms, rtol=1e-3, atol=1e-3)
+    with pytest.raises(RuntimeError, match="first or the last dim"):
+        torch._weight_norm_interface(to_tpu(make((4, 3, 2))), to_tpu(make((1, 3, 1))), 1)
+
+
 # ---- layer norm --------------------------------------------------------------------
 
 LN_CASES = [((3, 4), (4,)), ((2, 3, 4), (3, 4)), ((2, 3, 4), (4,)), ((5,), (5,)), ((0, 4), (4,))]
