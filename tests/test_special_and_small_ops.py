@@ -150,6 +150,22 @@ def test_norm_renorm_histc():
     assert_same(lambda t: torch.histc(t, bins=3), torch.ones(5))  # min == max: widened by 1
 
 
+def test_histc_of_integers_bins_as_cuda():
+    # CPU refuses integer input; CUDA bins it in integer arithmetic, (x -
+    # min) * bins / (max - min), with counts of the input's dtype (Hugging
+    # Face's mixture-of-experts routing counts tokens per expert so).
+    experts = torch.tensor([0, 3, 1, 1, 2, 3, 3, 0, 5, -1], dtype=torch.int32)
+    got = torch.histc(to_tpu(experts), bins=4, min=0, max=3).cpu()
+    assert got.dtype == torch.int32 and got.tolist() == [2, 2, 1, 3]
+    values = torch.tensor([0, 1, 2, 3, 4, 5, 6, 7, 8, 9], dtype=torch.int64)
+    # Integer division: 3 bins over [0, 9] split at 3 * x / 9 = 1 and 2, i.e. x = 3 and 6.
+    assert torch.histc(to_tpu(values), bins=3, min=0, max=9).cpu().tolist() == [3, 3, 4]
+    # min == max: the data's range; bins of x * 4 // 9.
+    assert torch.histc(to_tpu(values), bins=4).cpu().tolist() == [3, 2, 2, 3]
+    with pytest.raises(RuntimeError, match="not implemented for 'Bool'"):
+        torch.histc(to_tpu(torch.tensor([True, False])), bins=2)
+
+
 def test_channel_shuffle_unfold_angle_logspace():
     assert_same(lambda t: F.channel_shuffle(t, 2), rand((2, 6, 3, 3)))
     assert_same(lambda t: F.channel_shuffle(t, 4), rand((2, 6, 3, 3)))  # error on both

@@ -21,6 +21,7 @@
 #include <ATen/ops/addmm.h>
 #include <ATen/ops/all.h>
 #include <ATen/ops/amax.h>
+#include <ATen/ops/div.h>
 #include <ATen/ops/amin.h>
 #include <ATen/ops/any.h>
 #include <ATen/ops/arange.h>
@@ -157,17 +158,24 @@ Tensor& tpu_renorm_out(const Tensor& self, const c10::Scalar& p, int64_t dim, co
 }
 
 // Equal-width bins over [min, max] (the data's range when min == max); the
-// top edge belongs to the last bin, values outside are ignored.
+// top edge belongs to the last bin, values outside are ignored. Integer
+// inputs are binned as CUDA bins them (CPU refuses them; Hugging Face's
+// mixture-of-experts routing counts tokens per expert so on accelerators):
+// bin = (x - min) * bins / (max - min) in integer arithmetic, counts of the
+// input's dtype.
 Tensor tpu_histc(const Tensor& self, int64_t bins, const c10::Scalar& min, const c10::Scalar& max) {
   TORCH_CHECK(bins > 0, "torch.histc(): bins must be > 0, but got ", bins, " for dimension 0");
-  TORCH_CHECK(c10::isFloatingType(self.scalar_type()), "\"histogram_cpu\" not implemented for '",
+  const bool integral = c10::isIntegralType(self.scalar_type(), /*includeBool=*/false);
+  TORCH_CHECK(c10::isFloatingType(self.scalar_type()) || integral, "\"histogram_cpu\" not implemented for '",
               self.scalar_type(), "'");
   double lo_v = min.toDouble(), hi_v = max.toDouble();
   TORCH_CHECK(lo_v <= hi_v, "torch.histc: max must be larger than min");
   TORCH_CHECK(std::isfinite(lo_v) && std::isfinite(hi_v), "torch.histc: range of [", lo_v, ", ", hi_v,
               "] is not finite");
-  Tensor x = self.reshape({-1});
-  Tensor lo = at::scalar_tensor(lo_v, self.options()), hi = at::scalar_tensor(hi_v, self.options());
+  const auto compute = integral ? self.options().dtype(at::kLong) : self.options();
+  Tensor x = self.reshape({-1}).to(compute.dtype());
+  Tensor lo = at::scalar_tensor(integral ? min.toLong() : lo_v, compute);
+  Tensor hi = at::scalar_tensor(integral ? max.toLong() : hi_v, compute);
   if (lo_v == hi_v) {
     if (x.numel() > 0) {
       lo = at::min(x);
@@ -177,7 +185,8 @@ Tensor tpu_histc(const Tensor& self, int64_t bins, const c10::Scalar& min, const
     lo = at::where(same, lo - 1, lo);
     hi = at::where(same, hi + 1, hi);
   }
-  Tensor pos = ((x - lo) * static_cast<double>(bins) / (hi - lo)).floor().to(at::kLong);
+  Tensor pos = integral ? at::div((x - lo) * bins, hi - lo, "trunc")
+                        : ((x - lo) * static_cast<double>(bins) / (hi - lo)).floor().to(at::kLong);
   pos = at::where(at::eq(x, hi), at::scalar_tensor(bins - 1, pos.options()), pos);
   Tensor inside = (x >= lo).logical_and(x <= hi);
   Tensor onehot = at::eq(pos.unsqueeze(1), at::arange(bins, pos.options())).logical_and(inside.unsqueeze(1));
