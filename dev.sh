@@ -12,6 +12,8 @@ PY="$VENV/bin/python"
 # Pinned: the torch the extension is built against and the CPU PJRT plugin
 # (docs/plugins.md says why this one).
 TORCH_PIN="torch==2.13.0"
+# The Hugging Face libraries tests/test_huggingface.py runs tiny models of.
+HF_PINS=("transformers==5.23.0" "diffusers==0.42.1" "accelerate==1.15.0")
 CPU_PLUGIN_PIN="xla-cpu-pjrt==0.0.1"
 
 log() { printf '[dev.sh] %s\n' "$*" >&2; }
@@ -27,6 +29,10 @@ setup_venv() {
   "$PY" -I -c "import numpy, pytest, scikit_build_core" 2>/dev/null || need+=(numpy pytest "scikit-build-core>=0.10" cmake ninja)
   # PyTorch's OpInfo database (tests/test_opinfo.py) imports expecttest.
   "$PY" -I -c "import expecttest" 2>/dev/null || need+=("expecttest==0.3.0")
+  TORCH_DEVICE_BACKEND_AUTOLOAD=0 "$PY" -I -c "
+import importlib.metadata as m, sys
+pins = dict(p.split('==') for p in sys.argv[1:])
+sys.exit(any(m.version(n) != v for n, v in pins.items()))" "${HF_PINS[@]}" 2>/dev/null || need+=("${HF_PINS[@]}")
   [ -f "$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so" ] || need+=("$CPU_PLUGIN_PIN")
   if [ ${#need[@]} -gt 0 ]; then
     log "installing ${need[*]}"

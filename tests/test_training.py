@@ -113,3 +113,24 @@ def test_accelerator_memory_api_counts_device_buffers():
     assert torch.accelerator.memory_allocated() == base
     torch.accelerator.reset_peak_memory_stats()
     assert torch.accelerator.max_memory_allocated() == base
+
+
+def test_module_to_keeps_parameter_objects_and_ties():
+    # As on CUDA, .to("tpu") moves each Parameter in place: tied weights stay
+    # one parameter and an optimizer built before the move updates it.
+    model = nn.Module()
+    model.embed = nn.Embedding(10, 4)
+    model.head = nn.Linear(4, 10, bias=False)
+    model.head.weight = model.embed.weight
+    weight = model.embed.weight
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+    assert torch._has_compatible_shallow_copy_type(torch.ones(1), torch.ones(1, device="tpu"))
+    model.to("tpu")
+    assert model.head.weight is model.embed.weight is weight and weight.device.type == "tpu"
+    before = weight.detach().cpu().clone()
+    tokens = torch.tensor([1, 2, 3], device="tpu")
+    model.head(model.embed(tokens)).logsumexp(-1).sum().backward()
+    optimizer.step()
+    assert not torch.equal(weight.detach().cpu(), before)
+    model.to("cpu")
+    assert model.head.weight is weight and weight.device.type == "cpu" and weight.grad.device.type == "cpu"

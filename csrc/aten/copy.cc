@@ -130,7 +130,25 @@ c10::Scalar local_scalar_dense(const at::Tensor& self) {
 
 }  // namespace
 
+// Module.to() / param.data = ... ask whether a tensor's implementation can
+// take another's in place (shallow_copy_from). ATen answers yes for dense
+// tensors of the built-in backends only; for a tpu tensor against a CPU one
+// it said no, and Module.to("tpu") then made new Parameter objects: tied
+// weights (an LM's input and output embeddings) came apart, and optimizers
+// built before the move held stale parameters. Dense strided tensors on CPU
+// and tpu share the plain TensorImpl, as CUDA's do.
+bool has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& from) {
+  if (self.key_set() == from.key_set()) return true;
+  auto dense = [](const at::Tensor& t) {
+    const c10::DeviceType type = t.device().type();
+    return t.layout() == c10::kStrided && !t.is_quantized() && !t.is_nested() &&
+           (type == c10::DeviceType::CPU || type == c10::DeviceType::PrivateUse1);
+  };
+  return dense(self) && dense(from);
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_has_compatible_shallow_copy_type", has_compatible_shallow_copy_type);
   m.impl("_copy_from", copy_from);
   m.impl("_copy_from_and_resize", copy_from_and_resize);
   m.impl("_local_scalar_dense", local_scalar_dense);

@@ -1,0 +1,157 @@
+"""Hugging Face Transformers and Diffusers models on the device, built from
+small configs in code (random weights; nothing is downloaded): outputs,
+losses and gradients against the same model on CPU, greedy generation,
+from_pretrained(device_map="tpu"), and Diffusers' UNet, VAE and a
+scheduler step. Families cover decoder-only LMs (with grouped-query
+attention, sliding windows, mixture of experts), encoders, seq2seq text
+and audio, speech CTC (weight-normed convolutions) and vision."""
+
+from __future__ import annotations
+
+import copy
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+transformers = pytest.importorskip("transformers")
+diffusers = pytest.importorskip("diffusers")
+
+from tpu_testing import to_tpu  # noqa: E402
+
+TOL = dict(rtol=1e-4, atol=1e-4)
+SMALL = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64)
+
+
+def ids(shape=(2, 12), vocab=100, seed=0):
+    return torch.randint(0, vocab, shape, generator=torch.Generator().manual_seed(seed))
+
+
+def on_tpu(inputs):
+    return {k: to_tpu(v) if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
+
+
+def output_of(out):
+    for key in ("logits", "logits_per_image", "sample", "last_hidden_state"):
+        if key in out:
+            return out[key]
+    return out[0]
+
+
+def assert_model_matches_cpu(model, inputs, train=True):
+    """The model's output, loss and every parameter's gradient agree between
+    CPU and a copy on the device."""
+    torch.manual_seed(0)
+    cpu = model.eval()
+    tpu = copy.deepcopy(model).to("tpu")
+    with torch.no_grad():
+        want = cpu(**inputs)
+        got = tpu(**on_tpu(inputs))
+    torch.testing.assert_close(output_of(got).cpu(), output_of(want), **TOL)
+    if not train:
+        return
+    # Dropout off (eval) so both sides compute the same function.
+    want = cpu(**inputs)
+    got = tpu(**on_tpu(inputs))
+    want_loss = want.loss if getattr(want, "loss", None) is not None else output_of(want).pow(2).mean()
+    got_loss = got.loss if getattr(got, "loss", None) is not None else output_of(got).pow(2).mean()
+    torch.testing.assert_close(got_loss.cpu(), want_loss, **TOL)
+    want_loss.backward()
+    got_loss.backward()
+    for (name, pc), pt in zip(cpu.named_parameters(), tpu.parameters()):
+        if pc.grad is None:
+            assert pt.grad is None, name
+            continue
+        torch.testing.assert_close(pt.grad.cpu(), pc.grad, rtol=1e-3, atol=1e-4, msg=name)
+
+
+T = transformers
+
+CAUSAL_LMS = {
+    "llama": lambda: T.LlamaForCausalLM(T.LlamaConfig(vocab_size=100, **SMALL, num_key_value_heads=2)),
+    "gpt2": lambda: T.GPT2LMHeadModel(T.GPT2Config(vocab_size=100, n_embd=32, n_layer=2, n_head=4, n_positions=64)),
+    "qwen2": lambda: T.Qwen2ForCausalLM(T.Qwen2Config(vocab_size=100, **SMALL, num_key_value_heads=2)),
+    "mistral": lambda: T.MistralForCausalLM(T.MistralConfig(vocab_size=100, **SMALL, num_key_value_heads=2,
+                                                            sliding_window=8)),
+    "mixtral": lambda: T.MixtralForCausalLM(T.MixtralConfig(vocab_size=100, **SMALL, num_key_value_heads=2,
+                                                            num_local_experts=4, num_experts_per_tok=2)),
+}
+
+
+@pytest.mark.parametrize("family", sorted(CAUSAL_LMS))
+def test_causal_lm_forward_loss_and_gradients(family):
+    torch.manual_seed(0)
+    x = ids()
+    assert_model_matches_cpu(CAUSAL_LMS[family](), dict(input_ids=x, labels=x))
+
+
+def test_llama_generate_and_from_pretrained_device_map(tmp_path):
+    torch.manual_seed(0)
+    model = CAUSAL_LMS["llama"]().eval()
+    x = ids((2, 6))
+    mask = torch.ones_like(x)
+    want = model.generate(x, attention_mask=mask, max_new_tokens=6, do_sample=False, pad_token_id=0)
+    model.save_pretrained(tmp_path)
+    loaded = T.AutoModelForCausalLM.from_pretrained(tmp_path, device_map="tpu")
+    assert all(p.device.type == "tpu" for p in loaded.parameters())
+    got = loaded.generate(to_tpu(x), attention_mask=to_tpu(mask), max_new_tokens=6, do_sample=False, pad_token_id=0)
+    assert torch.equal(got.cpu(), want)
+
+
+def test_encoders_and_seq2seq():
+    torch.manual_seed(0)
+    x = ids()
+    bert = T.BertForSequenceClassification(T.BertConfig(vocab_size=100, **SMALL, num_labels=3))
+    assert_model_matches_cpu(bert, dict(input_ids=x, attention_mask=torch.ones_like(x), labels=torch.tensor([0, 2])))
+    t5 = T.T5ForConditionalGeneration(T.T5Config(vocab_size=100, d_model=32, d_kv=8, d_ff=64, num_layers=2,
+                                                 num_heads=4, decoder_start_token_id=0, pad_token_id=0))
+    assert_model_matches_cpu(t5, dict(input_ids=x, labels=x))
+
+
+def test_audio_models():
+    torch.manual_seed(0)
+    whisper = T.WhisperForConditionalGeneration(T.WhisperConfig(
+        vocab_size=100, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+        decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, num_mel_bins=16, max_source_positions=32,
+        max_target_positions=32, pad_token_id=0, bos_token_id=1, eos_token_id=2, decoder_start_token_id=1))
+    features = torch.randn(2, 16, 64, generator=torch.Generator().manual_seed(1))
+    assert_model_matches_cpu(whisper, dict(input_features=features, labels=ids((2, 8))))
+    # Wav2Vec2's positional convolution is weight-normed; CTC loss on top.
+    wav2vec2 = T.Wav2Vec2ForCTC(T.Wav2Vec2Config(
+        vocab_size=20, **SMALL, conv_dim=(16, 16), conv_stride=(5, 2), conv_kernel=(10, 3),
+        num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4))
+    audio = torch.randn(2, 400, generator=torch.Generator().manual_seed(2))
+    assert_model_matches_cpu(wav2vec2, dict(input_values=audio, labels=ids((2, 5), vocab=19) + 1))
+
+
+def test_vision_transformer():
+    torch.manual_seed(0)
+    vit = T.ViTForImageClassification(T.ViTConfig(image_size=32, patch_size=8, **SMALL, num_labels=5))
+    images = torch.randn(2, 3, 32, 32, generator=torch.Generator().manual_seed(3))
+    assert_model_matches_cpu(vit, dict(pixel_values=images, labels=torch.tensor([1, 4])))
+
+
+def test_diffusers_unet_vae_and_scheduler():
+    torch.manual_seed(0)
+    unet = diffusers.UNet2DConditionModel(
+        sample_size=16, in_channels=4, out_channels=4, layers_per_block=1, block_out_channels=(32, 64),
+        down_block_types=("CrossAttnDownBlock2D", "DownBlock2D"), up_block_types=("UpBlock2D", "CrossAttnUpBlock2D"),
+        cross_attention_dim=32, attention_head_dim=8, norm_num_groups=16)
+    g = torch.Generator().manual_seed(4)
+    assert_model_matches_cpu(unet, dict(sample=torch.randn(2, 4, 16, 16, generator=g), timestep=torch.tensor([10, 500]),
+                                        encoder_hidden_states=torch.randn(2, 7, 32, generator=g)))
+    vae = diffusers.AutoencoderKL(
+        in_channels=3, out_channels=3, down_block_types=("DownEncoderBlock2D", "DownEncoderBlock2D"),
+        up_block_types=("UpDecoderBlock2D", "UpDecoderBlock2D"), block_out_channels=(16, 32), latent_channels=4,
+        norm_num_groups=8, sample_size=32)
+    assert_model_matches_cpu(vae, dict(sample=torch.randn(1, 3, 32, 32, generator=g), sample_posterior=False))
+    cpu_scheduler, tpu_scheduler = diffusers.DDIMScheduler(num_train_timesteps=100), diffusers.DDIMScheduler(
+        num_train_timesteps=100)
+    cpu_scheduler.set_timesteps(10)
+    tpu_scheduler.set_timesteps(10, device="tpu")
+    latents, noise = torch.randn(1, 4, 8, 8, generator=g), torch.randn(1, 4, 8, 8, generator=g)
+    want = cpu_scheduler.step(noise, cpu_scheduler.timesteps[0], latents).prev_sample
+    got = tpu_scheduler.step(to_tpu(noise), tpu_scheduler.timesteps[0], to_tpu(latents)).prev_sample
+    torch.testing.assert_close(got.cpu(), want, **TOL)
