@@ -155,3 +155,33 @@ def test_diffusers_unet_vae_and_scheduler():
     want = cpu_scheduler.step(noise, cpu_scheduler.timesteps[0], latents).prev_sample
     got = tpu_scheduler.step(to_tpu(noise), tpu_scheduler.timesteps[0], to_tpu(latents)).prev_sample
     torch.testing.assert_close(got.cpu(), want, **TOL)
+
+
+def test_trainer_trains_on_the_device(tmp_path, monkeypatch):
+    # accelerate 1.15 does not detect PrivateUse1 accelerators: without
+    # ACCELERATE_TORCH_DEVICE it places the model on CPU while Trainer sends
+    # batches to the tpu (docs/huggingface.md).
+    from accelerate.state import AcceleratorState, PartialState
+
+    monkeypatch.setenv("ACCELERATE_TORCH_DEVICE", "tpu")
+    AcceleratorState._reset_state(reset_partial_state=True)
+    torch.manual_seed(0)
+    model = CAUSAL_LMS["llama"]()
+
+    class Batches(torch.utils.data.Dataset):
+        def __len__(self):
+            return 8
+
+        def __getitem__(self, i):
+            x = ids((12,), seed=i)
+            return dict(input_ids=x, labels=x)
+
+    args = T.TrainingArguments(output_dir=str(tmp_path), per_device_train_batch_size=4, max_steps=2, report_to=[],
+                               save_strategy="no", logging_steps=1)
+    before = model.lm_head.weight.detach().clone()
+    result = T.Trainer(model=model, args=args, train_dataset=Batches()).train()
+    assert torch.isfinite(torch.tensor(result.training_loss))
+    assert model.lm_head.weight.device.type == "tpu"
+    assert not torch.equal(model.lm_head.weight.detach().cpu(), before)
+    AcceleratorState._reset_state(reset_partial_state=True)
+    assert PartialState._shared_state == {}
