@@ -185,3 +185,22 @@ def test_trainer_trains_on_the_device(tmp_path, monkeypatch):
     assert not torch.equal(model.lm_head.weight.detach().cpu(), before)
     AcceleratorState._reset_state(reset_partial_state=True)
     assert PartialState._shared_state == {}
+
+
+def test_llama_in_fused_eager_and_compiled():
+    # The same model through fused eager (generation included) and
+    # torch.compile(backend="tpu") (a training step), against CPU.
+    import torch_tpu
+
+    torch.manual_seed(0)
+    model = CAUSAL_LMS["llama"]().eval()
+    x = ids()
+    want = model(x).logits
+    want_tokens = model.generate(x[:, :5], max_new_tokens=5, do_sample=False, pad_token_id=0)
+    tpu = copy.deepcopy(model).to("tpu")
+    with torch_tpu.eager_mode("fused"):
+        torch.testing.assert_close(tpu(to_tpu(x)).logits.cpu(), want, **TOL)
+        tokens = tpu.generate(to_tpu(x[:, :5]), max_new_tokens=5, do_sample=False, pad_token_id=0)
+        assert torch.equal(tokens.cpu(), want_tokens)
+    compiled = torch.compile(tpu, backend="tpu")
+    torch.testing.assert_close(compiled(to_tpu(x), labels=to_tpu(x)).loss.cpu(), model(x, labels=x).loss, **TOL)
