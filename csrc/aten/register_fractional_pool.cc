@@ -153,19 +153,20 @@ std::tuple<Tensor, Tensor> fractional_max_pool2d(const Tensor& self, IntArrayRef
 std::tuple<Tensor, Tensor> fractional_max_pool3d(const Tensor& self, IntArrayRef k, IntArrayRef o, const Tensor& s) {
   return fractional_max_pool(3, self, k, o, s);
 }
-std::tuple<Tensor&, Tensor&> fractional_max_pool2d_out(const Tensor& self, IntArrayRef k, IntArrayRef o,
-                                                       const Tensor& s, Tensor& output, Tensor& indices) {
-  auto [values, where] = fractional_max_pool(2, self, k, o, s);
+std::tuple<Tensor&, Tensor&> fractional_max_pool_out(int64_t n, const Tensor& self, IntArrayRef k, IntArrayRef o,
+                                                     const Tensor& s, Tensor& output, Tensor& indices) {
+  auto [values, where] = fractional_max_pool(n, self, k, o, s);
   write_exact(output, values);
   write_exact(indices, where);
   return {output, indices};
 }
+std::tuple<Tensor&, Tensor&> fractional_max_pool2d_out(const Tensor& self, IntArrayRef k, IntArrayRef o,
+                                                       const Tensor& s, Tensor& output, Tensor& indices) {
+  return fractional_max_pool_out(2, self, k, o, s, output, indices);
+}
 std::tuple<Tensor&, Tensor&> fractional_max_pool3d_out(const Tensor& self, IntArrayRef k, IntArrayRef o,
                                                        const Tensor& s, Tensor& output, Tensor& indices) {
-  auto [values, where] = fractional_max_pool(3, self, k, o, s);
-  write_exact(output, values);
-  write_exact(indices, where);
-  return {output, indices};
+  return fractional_max_pool_out(3, self, k, o, s, output, indices);
 }
 Tensor fractional_max_pool2d_backward(const Tensor& g, const Tensor& self, IntArrayRef, IntArrayRef o,
                                       const Tensor& i) {

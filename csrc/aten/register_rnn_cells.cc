@@ -7,6 +7,7 @@
 #include <c10/core/ScalarType.h>
 #include <torch/library.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -53,25 +54,41 @@ std::string bias_key(const Tensor* input_bias, const Tensor* hidden_bias) {
   return {input_bias ? 'i' : '-', hidden_bias ? 'h' : '-'};
 }
 
-std::tuple<Tensor, Tensor, Tensor> lstm_cell(const Tensor& input_gates, const Tensor& hidden_gates, const Tensor& cx,
-                                             const std::optional<Tensor>& input_bias_in,
-                                             const std::optional<Tensor>& hidden_bias_in) {
+using CellLowering = std::function<Values(hlo::Builder&, const hlo::Value& input_gates, const hlo::Value& hidden_gates,
+                                          const hlo::Value& state, const std::optional<hlo::Value>& input_bias,
+                                          const std::optional<hlo::Value>& hidden_bias)>;
+
+// A cell's forward over (input_gates, hidden_gates, state[, input_bias][,
+// hidden_bias]): the missing biases are left out of the program.
+std::vector<Tensor> run_cell(const char* aten_name, const char* op, int64_t gates, const Tensor& input_gates, const Tensor& hidden_gates,
+                             const Tensor& state, const std::optional<Tensor>& input_bias_in,
+                             const std::optional<Tensor>& hidden_bias_in, CellLowering lower) {
   const Tensor* input_bias = defined(input_bias_in);
   const Tensor* hidden_bias = defined(hidden_bias_in);
-  check_cell("_thnn_fused_lstm_cell", 4, input_gates, hidden_gates, cx, input_bias, hidden_bias);
-  std::vector<TensorArg> inputs = {input_gates, hidden_gates, cx};
+  check_cell(op, gates, input_gates, hidden_gates, state, input_bias, hidden_bias);
+  std::vector<TensorArg> inputs = {input_gates, hidden_gates, state};
   if (input_bias) inputs.emplace_back(*input_bias);
   if (hidden_bias) inputs.emplace_back(*hidden_bias);
   const bool has_input_bias = input_bias != nullptr, has_hidden_bias = hidden_bias != nullptr;
-  OpCall call{"aten::_thnn_fused_lstm_cell", bias_key(input_bias, hidden_bias), std::move(inputs), {}};
-  auto r = run_op(call, [=](hlo::Builder& b, const Values& t, const Values&) {
+  OpCall call{aten_name, bias_key(input_bias, hidden_bias), std::move(inputs), {}};
+  return run_op(call, [&](hlo::Builder& b, const Values& t, const Values&) {
     size_t next = 3;
     std::optional<hlo::Value> ib, hb;
     if (has_input_bias) ib = t[next++];
     if (has_hidden_bias) hb = t[next++];
-    ops::LstmCell cell = ops::lower_lstm_cell(b, t[0], t[1], t[2], ib, hb);
-    return Values{cell.hy, cell.cy, cell.workspace};
+    return lower(b, t[0], t[1], t[2], ib, hb);
   });
+}
+
+std::tuple<Tensor, Tensor, Tensor> lstm_cell(const Tensor& input_gates, const Tensor& hidden_gates, const Tensor& cx,
+                                             const std::optional<Tensor>& input_bias,
+                                             const std::optional<Tensor>& hidden_bias) {
+  auto r = run_cell("aten::_thnn_fused_lstm_cell", "_thnn_fused_lstm_cell", 4, input_gates, hidden_gates, cx, input_bias, hidden_bias,
+                    [](hlo::Builder& b, const hlo::Value& ig, const hlo::Value& hg, const hlo::Value& c,
+                       const std::optional<hlo::Value>& ib, const std::optional<hlo::Value>& hb) {
+                      ops::LstmCell cell = ops::lower_lstm_cell(b, ig, hg, c, ib, hb);
+                      return Values{cell.hy, cell.cy, cell.workspace};
+                    });
   return {r.at(0), r.at(1), r.at(2)};
 }
 
@@ -107,24 +124,14 @@ std::tuple<Tensor, Tensor, Tensor> lstm_cell_backward(const std::optional<Tensor
 }
 
 std::tuple<Tensor, Tensor> gru_cell(const Tensor& input_gates, const Tensor& hidden_gates, const Tensor& hx,
-                                    const std::optional<Tensor>& input_bias_in,
-                                    const std::optional<Tensor>& hidden_bias_in) {
-  const Tensor* input_bias = defined(input_bias_in);
-  const Tensor* hidden_bias = defined(hidden_bias_in);
-  check_cell("_thnn_fused_gru_cell", 3, input_gates, hidden_gates, hx, input_bias, hidden_bias);
-  std::vector<TensorArg> inputs = {input_gates, hidden_gates, hx};
-  if (input_bias) inputs.emplace_back(*input_bias);
-  if (hidden_bias) inputs.emplace_back(*hidden_bias);
-  const bool has_input_bias = input_bias != nullptr, has_hidden_bias = hidden_bias != nullptr;
-  OpCall call{"aten::_thnn_fused_gru_cell", bias_key(input_bias, hidden_bias), std::move(inputs), {}};
-  auto r = run_op(call, [=](hlo::Builder& b, const Values& t, const Values&) {
-    size_t next = 3;
-    std::optional<hlo::Value> ib, hb;
-    if (has_input_bias) ib = t[next++];
-    if (has_hidden_bias) hb = t[next++];
-    ops::GruCell cell = ops::lower_gru_cell(b, t[0], t[1], t[2], ib, hb);
-    return Values{cell.hy, cell.workspace};
-  });
+                                    const std::optional<Tensor>& input_bias,
+                                    const std::optional<Tensor>& hidden_bias) {
+  auto r = run_cell("aten::_thnn_fused_gru_cell", "_thnn_fused_gru_cell", 3, input_gates, hidden_gates, hx, input_bias, hidden_bias,
+                    [](hlo::Builder& b, const hlo::Value& ig, const hlo::Value& hg, const hlo::Value& h,
+                       const std::optional<hlo::Value>& ib, const std::optional<hlo::Value>& hb) {
+                      ops::GruCell cell = ops::lower_gru_cell(b, ig, hg, h, ib, hb);
+                      return Values{cell.hy, cell.workspace};
+                    });
   return {r.at(0), r.at(1)};
 }
 
