@@ -270,6 +270,27 @@ def test_bessel_j(fn):
     assert_same(fn, x.half())  # NotImplementedError on both
 
 
+@pytest.mark.parametrize("n", [0, 1])
+def test_bessel_y(n):
+    # Neumann's series over quadrature J_m up to 25, Hankel's expansion
+    # above: float64 within 1e-12 of 30-digit values, where CPU's float64
+    # kernel is about 5e-8 off (so CPU is compared at its own accuracy).
+    import mpmath
+
+    fn = torch.special.bessel_y0 if n == 0 else torch.special.bessel_y1
+    points = [1e-30, 1e-8, 0.1, 0.9, 1.0, 2.4048, 3.0, 5.0, 8.0, 12.5, 17.3, 24.9, 25.0, 25.1, 40.0, 1e3, 1e6]
+    mpmath.mp.dps = 30
+    want = torch.tensor([float(mpmath.bessely(n, mpmath.mpf(p))) for p in points], dtype=torch.float64)
+    for dtype, rtol in ((torch.float64, 1e-12), (torch.float32, 2e-5)):
+        got = fn(to_tpu(torch.tensor(points, dtype=dtype))).cpu().double()
+        # Relative to the value, or to 1e-3 near the zeros.
+        assert ((got - want).abs() <= rtol * want.abs().clamp(min=1e-3)).all(), (dtype, got, want)
+    x = torch.cat([torch.tensor([0.0, -1.0, math.inf, -math.inf, math.nan]), rand((100,), 0, 60)]).double()
+    assert_same(fn, x, rtol=1e-6, atol=1e-7)
+    assert_same(fn, torch.arange(0, 4))  # integers promote
+    assert_same(fn, x.half())  # NotImplementedError on both
+
+
 # ---- regularized incomplete gamma ------------------------------------------------------
 
 

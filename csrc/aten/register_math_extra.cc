@@ -78,6 +78,8 @@ const char* special_name(SpecialOp op) {
     case SpecialOp::kScaledModifiedBesselK1: return "aten::special_scaled_modified_bessel_k1";
     case SpecialOp::kBesselJ0: return "aten::special_bessel_j0";
     case SpecialOp::kBesselJ1: return "aten::special_bessel_j1";
+    case SpecialOp::kBesselY0: return "aten::special_bessel_y0";
+    case SpecialOp::kBesselY1: return "aten::special_bessel_y1";
   }
   return "?";
 }
@@ -512,6 +514,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   TORCH_TPU_SPECIAL_NO_INPLACE("special_scaled_modified_bessel_k1", kScaledModifiedBesselK1)
   TORCH_TPU_SPECIAL_NO_INPLACE("special_bessel_j0", kBesselJ0)
   TORCH_TPU_SPECIAL_NO_INPLACE("special_bessel_j1", kBesselJ1)
+  TORCH_TPU_SPECIAL_NO_INPLACE("special_bessel_y0", kBesselY0)
+  TORCH_TPU_SPECIAL_NO_INPLACE("special_bessel_y1", kBesselY1)
   m.impl("polygamma", polygamma);
   m.impl("polygamma.out", polygamma_out);
   m.impl("logit", logit);

@@ -1,6 +1,7 @@
 #include "ops/elementwise/special.h"
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <vector>
 
@@ -248,53 +249,143 @@ hlo::Value modified_bessel_k(hlo::Builder& b, const hlo::Value& x, int nu, bool 
   return b.select(b.compare(x, k(b, 0, x), "LT"), k(b, NAN, x), r);
 }
 
-// The Bessel function J_n (n = 0 or 1). Up to |x| = 25 from Bessel's
-// integral J_n(x) = 1/(2 pi) int_0^{2 pi} cos(n t - x sin t) dt by the
-// trapezoidal rule on 64 points (exact up to terms of order J_64(x), below
-// 1e-18 there; the integrand's symmetry halves the nodes); above 25 from
-// Hankel's asymptotic expansion, with cos / sin of x - (2n + 1) pi / 4
-// expanded so that no rounded shift of a large x enters them.
-hlo::Value bessel_j(hlo::Builder& b, const hlo::Value& x, int n) {
-  const int points = 64, asymptotic_terms = 16;
-  hlo::Value ax = b.abs(x);
-  hlo::Value small = b.compare(ax, k(b, 25, ax), "LE");
-  hlo::Value xs = b.select(small, ax, k(b, 0, ax));
-  hlo::Value integral = k(b, 0, x);
-  for (int i = 0; i <= points / 2; ++i) {
-    const double t = 2 * kPi * i / points, weight = (i == 0 || i == points / 2 ? 1.0 : 2.0) / points;
-    hlo::Value arg = b.multiply(xs, k(b, std::sin(t), xs));
-    hlo::Value term = n == 0 ? b.cosine(arg)
-                             : b.add(b.multiply(b.cosine(arg), k(b, std::cos(t), xs)),
-                                     b.multiply(b.sine(arg), k(b, std::sin(t), xs)));
-    integral = b.add(integral, b.multiply(term, k(b, weight, xs)));
-  }
-  // P = sum (-1)^k a_2k / x^2k, Q = sum (-1)^k a_2k+1 / x^2k+1, a_k = prod_{j<=k} (4n^2 - (2j-1)^2) / (8 j).
-  hlo::Value xl = b.select(small, k(b, 25, ax), ax);
-  hlo::Value inv8x = b.divide(k(b, 0.125, xl), xl);
-  hlo::Value term = k(b, 1, xl), p = k(b, 1, xl), q = k(b, 0, xl);
-  const double mu = 4.0 * n * n;
-  for (int j = 1; j <= asymptotic_terms; ++j) {
-    const double odd = 2.0 * j - 1.0;
-    term = b.multiply(term, b.multiply(inv8x, k(b, (mu - odd * odd) / j, xl)));
-    const double sign = ((j / 2) % 2 == 0) ? 1.0 : -1.0;
-    if (j % 2 == 0) {
-      p = b.add(p, b.multiply(term, k(b, sign, xl)));
-    } else {
-      q = b.add(q, b.multiply(term, k(b, sign, xl)));
+// Bessel's integral J_m(x) = 1/(2 pi) int_0^{2 pi} cos(m t - x sin t) dt by
+// the trapezoidal rule on `points` nodes is exact up to terms of order
+// J_{points - m}(x). Each J_m, and any fixed linear combination of them, is
+// then a weighted sum over the nodes of cos(x sin t) and sin(x sin t)
+// (cos(m t - x sin t) = cos(m t) cos(x sin t) + sin(m t) sin(x sin t); the
+// integrand's symmetry halves the nodes): the weights come from the host.
+class BesselQuadrature {
+ public:
+  static constexpr int kPoints = 256;
+
+  BesselQuadrature(hlo::Builder& b, const hlo::Value& x) : b_(b), x_(x) {
+    for (int i = 0; i <= kPoints / 2; ++i) {
+      const double t = 2 * kPi * i / kPoints;
+      hlo::Value arg = b.multiply(x, k(b, std::sin(t), x));
+      cos_.push_back(b.cosine(arg));
+      sin_.push_back(b.sine(arg));
     }
   }
-  hlo::Value c = b.cosine(xl), s = b.sine(xl);
+
+  // sum_m coefficient(m) J_m(x) for m in [0, max_order].
+  hlo::Value combination(const std::function<double(int)>& coefficient, int max_order) const {
+    hlo::Value sum = k(b_, 0, x_);
+    for (int i = 0; i <= kPoints / 2; ++i) {
+      const double t = 2 * kPi * i / kPoints;
+      const double weight = (i == 0 || i == kPoints / 2 ? 1.0 : 2.0) / kPoints;
+      double a = 0, c = 0;
+      for (int m = 0; m <= max_order; ++m) {
+        a += coefficient(m) * std::cos(m * t);
+        c += coefficient(m) * std::sin(m * t);
+      }
+      sum = b_.add(sum, b_.add(b_.multiply(cos_[i], k(b_, weight * a, x_)), b_.multiply(sin_[i], k(b_, weight * c, x_))));
+    }
+    return sum;
+  }
+
+ private:
+  hlo::Builder& b_;
+  hlo::Value x_;
+  std::vector<hlo::Value> cos_, sin_;
+};
+
+// Hankel's asymptotic expansion of J_n and Y_n (n = 0 or 1) for large x:
+// sqrt(2 / (pi x)) (P cos chi - Q sin chi) and (P sin chi + Q cos chi), chi
+// = x - (2n + 1) pi / 4, with cos / sin of chi expanded so that no rounded
+// shift of a large x enters them.
+struct HankelParts {
+  hlo::Value scale, p, q, cos_chi, sin_chi;
+};
+
+HankelParts hankel(hlo::Builder& b, const hlo::Value& x, int n) {
+  const int terms = 16;
+  // P = sum (-1)^k a_2k / x^2k, Q = sum (-1)^k a_2k+1 / x^2k+1, a_k = prod_{j<=k} (4n^2 - (2j-1)^2) / (8 j).
+  hlo::Value inv8x = b.divide(k(b, 0.125, x), x);
+  hlo::Value term = k(b, 1, x), p = k(b, 1, x), q = k(b, 0, x);
+  const double mu = 4.0 * n * n;
+  for (int j = 1; j <= terms; ++j) {
+    const double odd = 2.0 * j - 1.0;
+    term = b.multiply(term, b.multiply(inv8x, k(b, (mu - odd * odd) / j, x)));
+    const double sign = ((j / 2) % 2 == 0) ? 1.0 : -1.0;
+    if (j % 2 == 0) {
+      p = b.add(p, b.multiply(term, k(b, sign, x)));
+    } else {
+      q = b.add(q, b.multiply(term, k(b, sign, x)));
+    }
+  }
+  hlo::Value c = b.cosine(x), s = b.sine(x);
   const double r = 1 / std::sqrt(2.0);
-  // chi = x - pi/4 (n = 0) or x - 3 pi/4 (n = 1).
-  hlo::Value cos_chi = b.multiply(n == 0 ? b.add(c, s) : b.subtract(s, c), k(b, r, xl));
-  hlo::Value sin_chi = b.multiply(n == 0 ? b.subtract(s, c) : b.negate(b.add(s, c)), k(b, r, xl));
-  hlo::Value asymptotic = b.multiply(b.sqrt(b.divide(k(b, 2 / kPi, xl), xl)),
-                                     b.subtract(b.multiply(p, cos_chi), b.multiply(q, sin_chi)));
+  hlo::Value cos_chi = b.multiply(n == 0 ? b.add(c, s) : b.subtract(s, c), k(b, r, x));
+  hlo::Value sin_chi = b.multiply(n == 0 ? b.subtract(s, c) : b.negate(b.add(s, c)), k(b, r, x));
+  return {b.sqrt(b.divide(k(b, 2 / kPi, x), x)), p, q, cos_chi, sin_chi};
+}
+
+// Below this the quadrature, above it Hankel's expansion (its smallest term
+// is below 1e-17 there).
+constexpr double kBesselSwitch = 25;
+
+// The Bessel function J_n (n = 0 or 1): Bessel's integral up to |x| = 25,
+// Hankel's expansion above.
+hlo::Value bessel_j(hlo::Builder& b, const hlo::Value& x, int n) {
+  hlo::Value ax = b.abs(x);
+  hlo::Value small = b.compare(ax, k(b, kBesselSwitch, ax), "LE");
+  hlo::Value xs = b.select(small, ax, k(b, 0, ax));
+  hlo::Value integral = BesselQuadrature(b, xs).combination([n](int m) { return m == n ? 1.0 : 0.0; }, n);
+  const HankelParts h = hankel(b, b.select(small, k(b, kBesselSwitch, ax), ax), n);
+  hlo::Value asymptotic = b.multiply(h.scale, b.subtract(b.multiply(h.p, h.cos_chi), b.multiply(h.q, h.sin_chi)));
   hlo::Value result = b.select(small, integral, asymptotic);
   // (+-inf gives NaN through cos(inf), as CPU's kernel does.)
   result = b.select(is_nan(b, x), x, result);
   // J1 is odd.
   return n == 1 ? b.select(b.compare(x, k(b, 0, x), "LT"), b.negate(result), result) : result;
+}
+
+// The Bessel function of the second kind Y_n (n = 0 or 1). Up to x = 25
+// from Neumann's series Y0 = (2/pi) (log(x/2) + gamma) J0 - (4/pi) sum_k
+// (-1)^k J_2k / k and its derivative Y1 = -Y0' = (2/pi) ((log(x/2) + gamma)
+// J1 - J0 / x) + (2/pi) sum_k (-1)^k (J_2k-1 - J_2k+1) / k, every J_m from
+// the quadrature (J_m is below 1e-17 past m = 2k = 90 for x <= 25); above
+// 25 Hankel's expansion. CPU's special cases: -inf at 0, NaN below 0 and at
+// inf.
+hlo::Value bessel_y(hlo::Builder& b, const hlo::Value& x, int n) {
+  constexpr double kEulerGamma = 0.57721566490153286;
+  constexpr int kTerms = 45;
+  hlo::Value small = b.compare(x, k(b, kBesselSwitch, x), "LE");
+  hlo::Value xs = b.select(b.and_(small, b.compare(x, k(b, 0, x), "GT")), x, k(b, 1, x));
+  const BesselQuadrature quadrature(b, xs);
+  hlo::Value log_term = b.add(b.log(b.multiply(xs, k(b, 0.5, xs))), k(b, kEulerGamma, xs));
+  hlo::Value series;
+  if (n == 0) {
+    hlo::Value neumann = quadrature.combination(
+        [](int m) { return m > 0 && m % 2 == 0 ? ((m / 2) % 2 == 0 ? 1.0 : -1.0) / (m / 2) : 0.0; }, 2 * kTerms);
+    hlo::Value j0 = quadrature.combination([](int m) { return m == 0 ? 1.0 : 0.0; }, 0);
+    series = b.subtract(b.multiply(k(b, 2 / kPi, xs), b.multiply(log_term, j0)), b.multiply(k(b, 4 / kPi, xs), neumann));
+  } else {
+    // sum_k (-1)^k (J_2k-1 - J_2k+1) / k: J_m (m odd) gets (-1)^k / k from
+    // k = (m + 1) / 2 and -(-1)^k / k from k = (m - 1) / 2.
+    hlo::Value neumann = quadrature.combination(
+        [](int m) {
+          if (m % 2 == 0) return 0.0;
+          double c = 0;
+          const int up = (m + 1) / 2, down = (m - 1) / 2;
+          c += (up % 2 == 0 ? 1.0 : -1.0) / up;
+          if (down >= 1) c -= (down % 2 == 0 ? 1.0 : -1.0) / down;
+          return c;
+        },
+        2 * kTerms + 1);
+    hlo::Value j0 = quadrature.combination([](int m) { return m == 0 ? 1.0 : 0.0; }, 0);
+    hlo::Value j1 = quadrature.combination([](int m) { return m == 1 ? 1.0 : 0.0; }, 1);
+    series = b.multiply(k(b, 2 / kPi, xs),
+                        b.add(b.subtract(b.multiply(log_term, j1), b.divide(j0, xs)), neumann));
+  }
+  const HankelParts h = hankel(b, b.select(small, k(b, kBesselSwitch, x), x), n);
+  hlo::Value asymptotic = b.multiply(h.scale, b.add(b.multiply(h.p, h.sin_chi), b.multiply(h.q, h.cos_chi)));
+  hlo::Value result = b.select(small, series, asymptotic);
+  result = b.select(b.compare(x, k(b, 0, x), "EQ"), k(b, -INFINITY, x), result);
+  result = b.select(b.compare(x, k(b, INFINITY, x), "EQ"), k(b, NAN, x), result);
+  result = b.select(b.compare(x, k(b, 0, x), "LT"), k(b, NAN, x), result);
+  return b.select(is_nan(b, x), x, result);
 }
 
 hlo::Value special(hlo::Builder& b, SpecialOp op, const hlo::Value& x) {
@@ -327,6 +418,8 @@ hlo::Value special(hlo::Builder& b, SpecialOp op, const hlo::Value& x) {
     case SpecialOp::kScaledModifiedBesselK1: return modified_bessel_k(b, x, 1, true);
     case SpecialOp::kBesselJ0: return bessel_j(b, x, 0);
     case SpecialOp::kBesselJ1: return bessel_j(b, x, 1);
+    case SpecialOp::kBesselY0: return bessel_y(b, x, 0);
+    case SpecialOp::kBesselY1: return bessel_y(b, x, 1);
     case SpecialOp::kSinc: {
       hlo::Value p = b.multiply(x, k(b, kPi, x));
       return b.select(b.compare(x, k(b, 0, x), "EQ"), k(b, 1, x), b.divide(b.sine(p), p));

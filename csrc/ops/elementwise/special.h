@@ -48,6 +48,8 @@ enum class SpecialOp : uint8_t {
   kScaledModifiedBesselK1,
   kBesselJ0,
   kBesselJ1,
+  kBesselY0,
+  kBesselY1,
 };
 
 // `x` converted to `out` (a float type), then the op.
