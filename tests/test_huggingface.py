@@ -204,3 +204,23 @@ def test_llama_in_fused_eager_and_compiled():
         assert torch.equal(tokens.cpu(), want_tokens)
     compiled = torch.compile(tpu, backend="tpu")
     torch.testing.assert_close(compiled(to_tpu(x), labels=to_tpu(x)).loss.cpu(), model(x, labels=x).loss, **TOL)
+
+
+def test_text_generation_pipeline_on_the_device():
+    # A word-level tokenizer built in code (no files): the pipeline on
+    # device="tpu" generates what it generates on CPU.
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    vocab = {w: i for i, w in enumerate(["<pad>", "<unk>", "<s>", "</s>"] + [f"w{i}" for i in range(96)])}
+    backend = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    backend.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer = T.PreTrainedTokenizerFast(tokenizer_object=backend, pad_token="<pad>", unk_token="<unk>",
+                                          bos_token="<s>", eos_token="</s>")
+    torch.manual_seed(0)
+    model = T.LlamaForCausalLM(T.LlamaConfig(vocab_size=100, **SMALL, num_key_value_heads=2, pad_token_id=0,
+                                             bos_token_id=2, eos_token_id=3))
+    want = T.pipeline("text-generation", model=model, tokenizer=tokenizer, device="cpu")("w1 w2 w3", max_new_tokens=5,
+                                                                                        do_sample=False)
+    on_tpu_pipe = T.pipeline("text-generation", model=model, tokenizer=tokenizer, device="tpu")
+    assert on_tpu_pipe.device.type == "tpu"
+    assert on_tpu_pipe("w1 w2 w3", max_new_tokens=5, do_sample=False) == want
