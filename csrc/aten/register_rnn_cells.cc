@@ -83,7 +83,8 @@ std::vector<Tensor> run_cell(const char* aten_name, const char* op, int64_t gate
 std::tuple<Tensor, Tensor, Tensor> lstm_cell(const Tensor& input_gates, const Tensor& hidden_gates, const Tensor& cx,
                                              const std::optional<Tensor>& input_bias,
                                              const std::optional<Tensor>& hidden_bias) {
-  auto r = run_cell("aten::_thnn_fused_lstm_cell", "_thnn_fused_lstm_cell", 4, input_gates, hidden_gates, cx, input_bias, hidden_bias,
+  auto r = run_cell("aten::_thnn_fused_lstm_cell", "_thnn_fused_lstm_cell", 4, input_gates, hidden_gates, cx,
+                    input_bias, hidden_bias,
                     [](hlo::Builder& b, const hlo::Value& ig, const hlo::Value& hg, const hlo::Value& c,
                        const std::optional<hlo::Value>& ib, const std::optional<hlo::Value>& hb) {
                       ops::LstmCell cell = ops::lower_lstm_cell(b, ig, hg, c, ib, hb);
@@ -126,7 +127,8 @@ std::tuple<Tensor, Tensor, Tensor> lstm_cell_backward(const std::optional<Tensor
 std::tuple<Tensor, Tensor> gru_cell(const Tensor& input_gates, const Tensor& hidden_gates, const Tensor& hx,
                                     const std::optional<Tensor>& input_bias,
                                     const std::optional<Tensor>& hidden_bias) {
-  auto r = run_cell("aten::_thnn_fused_gru_cell", "_thnn_fused_gru_cell", 3, input_gates, hidden_gates, hx, input_bias, hidden_bias,
+  auto r = run_cell("aten::_thnn_fused_gru_cell", "_thnn_fused_gru_cell", 3, input_gates, hidden_gates, hx,
+                    input_bias, hidden_bias,
                     [](hlo::Builder& b, const hlo::Value& ig, const hlo::Value& hg, const hlo::Value& h,
                        const std::optional<hlo::Value>& ib, const std::optional<hlo::Value>& hb) {
                       ops::GruCell cell = ops::lower_gru_cell(b, ig, hg, h, ib, hb);
