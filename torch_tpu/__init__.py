@@ -68,3 +68,7 @@ from torch_tpu.eager import (  # noqa: E402,F401
 from torch_tpu import _compile  # noqa: E402
 
 _compile.install()
+
+from torch_tpu import distributed as _distributed  # noqa: E402
+
+_distributed.install()

@@ -13,4 +13,5 @@ PYBIND11_MODULE(_C, m) {
   torch_tpu::python::bind_device(m);
   torch_tpu::python::bind_aten(m);
   torch_tpu::python::bind_capture(m);
+  torch_tpu::python::bind_distributed(m);
 }

@@ -1,0 +1,474 @@
+#include "distributed/process_group_tpu.h"
+
+#include <ATen/ops/cat.h>
+#include <ATen/ops/empty.h>
+
+#include <numeric>
+#include <string>
+
+#include "distributed/staged_work.h"
+
+namespace torch_tpu::distributed {
+
+namespace {
+
+using c10d::OpType;
+using c10d::ReduceOp;
+using c10d::Work;
+using TensorList = std::vector<at::Tensor>;
+
+bool on_tpu(const at::Tensor& t) {
+  return t.defined() && t.device().type() == c10::DeviceType::PrivateUse1;
+}
+
+bool any_on_tpu(const TensorList& tensors) {
+  return std::any_of(tensors.begin(), tensors.end(), on_tpu);
+}
+
+bool any_on_tpu(const std::vector<TensorList>& lists) {
+  return std::any_of(lists.begin(), lists.end(),
+                     [](const TensorList& l) { return any_on_tpu(l); });
+}
+
+// The values of `t` in dense host memory (a CPU tensor that is already
+// dense is used as it is: results written into it land in place).
+at::Tensor host_values(const at::Tensor& t) {
+  return t.to(at::kCPU).contiguous();
+}
+
+// A dense host copy that never shares memory with `t`, for collectives
+// that must leave their input as it was.
+at::Tensor host_copy(const at::Tensor& t) {
+  return t.to(at::kCPU, /*non_blocking=*/false, /*copy=*/true)
+      .contiguous();
+}
+
+TensorList host_values(const TensorList& tensors) {
+  TensorList hosts;
+  hosts.reserve(tensors.size());
+  for (const auto& t : tensors) hosts.push_back(host_values(t));
+  return hosts;
+}
+
+// Uninitialized host memory shaped like `t`, for results.
+at::Tensor host_empty(const at::Tensor& t) {
+  return at::empty(t.sizes(), t.options().device(at::kCPU));
+}
+
+TensorList host_empty(const TensorList& tensors) {
+  TensorList hosts;
+  hosts.reserve(tensors.size());
+  for (const auto& t : tensors) hosts.push_back(host_empty(t));
+  return hosts;
+}
+
+void copy_back(at::Tensor& target, const at::Tensor& host) {
+  if (!target.is_same(host)) target.copy_(host);
+}
+
+void copy_back(TensorList& targets, const TensorList& hosts) {
+  for (size_t i = 0; i < targets.size(); ++i) copy_back(targets[i], hosts[i]);
+}
+
+c10::intrusive_ptr<Work> done(TensorList outputs, OpType type,
+                              const char* title) {
+  return c10::make_intrusive<StagedWork>(std::move(outputs), type, title);
+}
+
+void check_same_dtype(std::string_view op, const at::Tensor& a,
+                      const at::Tensor& b) {
+  TORCH_CHECK_TYPE(a.scalar_type() == b.scalar_type(), "tpu backend: ", op,
+                   ": input and output must have one dtype, got ",
+                   a.scalar_type(), " and ", b.scalar_type());
+}
+
+void check_numel(std::string_view op, const at::Tensor& t, int64_t expected,
+                 std::string_view what) {
+  TORCH_CHECK_VALUE(t.numel() == expected, "tpu backend: ", op, ": ", what,
+                    " must have ", expected, " elements, got ", t.numel(),
+                    " (shape ", t.sizes(), ")");
+}
+
+}  // namespace
+
+ProcessGroupTPU::ProcessGroupTPU(c10::intrusive_ptr<c10d::Backend> host,
+                                 int rank, int size)
+    : c10d::Backend(rank, size), host_(std::move(host)) {
+  TORCH_CHECK(host_, "tpu backend: needs a host backend");
+  TORCH_CHECK(host_->getRank() == rank && host_->getSize() == size,
+              "tpu backend: host backend is rank ", host_->getRank(), " of ",
+              host_->getSize(), ", expected rank ", rank, " of ", size);
+}
+
+void ProcessGroupTPU::setTimeout(std::chrono::milliseconds timeout) {
+  host_->setTimeout(timeout);
+}
+
+void ProcessGroupTPU::setSequenceNumberForGroup() {
+  host_->setSequenceNumberForGroup();
+}
+
+uint64_t ProcessGroupTPU::getSequenceNumberForGroup() {
+  return host_->getSequenceNumberForGroup();
+}
+
+void ProcessGroupTPU::reduce_on_host(TensorList& hosts, const ReduceOp& op,
+                                     std::string_view caller) {
+  c10d::AllreduceOptions host_opts;
+  const bool average = op.op_ == ReduceOp::AVG;
+  if (average) {
+    for (const auto& h : hosts) {
+      TORCH_CHECK_TYPE(h.scalar_type() != at::kBool, "tpu backend: ", caller,
+                       ": ReduceOp.AVG is not defined for bool tensors");
+    }
+    host_opts.reduceOp = ReduceOp::SUM;
+  } else if (op.op_ == ReduceOp::PREMUL_SUM) {
+    auto* factor =
+        dynamic_cast<c10d::PreMulSumSupplement*>(op.supplement_.get());
+    TORCH_CHECK_VALUE(factor, "tpu backend: ", caller,
+                      ": ReduceOp.PREMUL_SUM without a factor");
+    for (auto& h : hosts) {
+      if (factor->tensor_factor.defined()) {
+        h.mul_(factor->tensor_factor.to(at::kCPU));
+      } else {
+        h.mul_(factor->double_factor);
+      }
+    }
+    host_opts.reduceOp = ReduceOp::SUM;
+  } else {
+    host_opts.reduceOp = op;
+  }
+  host_->allreduce(hosts, host_opts)->wait();
+  if (average) {
+    // Integers are averaged by truncating division, as NCCL's ncclAvg does.
+    for (auto& h : hosts) {
+      if (at::isIntegralType(h.scalar_type(), /*includeBool=*/false)) {
+        h.div_(getSize(), "trunc");
+      } else {
+        h.div_(getSize());
+      }
+    }
+  }
+}
+
+c10::intrusive_ptr<Work> ProcessGroupTPU::broadcast(
+    TensorList& tensors, const c10d::BroadcastOptions& opts) {
+  if (!any_on_tpu(tensors)) return host_->broadcast(tensors, opts);
+  const bool root = getRank() == opts.rootRank;
+  TensorList hosts = root ? host_values(tensors) : host_empty(tensors);
+  host_->broadcast(hosts, opts)->wait();
+  if (!root) copy_back(tensors, hosts);
+  return done(tensors, OpType::BROADCAST, "tpu:broadcast");
+}
+
+c10::intrusive_ptr<Work> ProcessGroupTPU::allreduce(
+    TensorList& tensors, const c10d::AllreduceOptions& opts) {
+  const auto op = opts.reduceOp.op_;
+  if (!any_on_tpu(tensors) && op != ReduceOp::AVG &&
+      op != ReduceOp::PREMUL_SUM) {
+    return host_->allreduce(tensors, opts);
+  }
+  TensorList hosts = host_values(tensors);
+  reduce_on_host(hosts, opts.reduceOp, "all_reduce");
+  copy_back(tensors, hosts);
+  return done(tensors, OpType::ALLREDUCE, "tpu:all_reduce");
+}
+
+c10::intrusive_ptr<Work> ProcessGroupTPU::allreduce_coalesced(
+    TensorList& tensors, const c10d::AllreduceCoalescedOptions& opts) {
+  for (auto& t : tensors) {
+    TensorList one{t};
+    allreduce(one, opts);
+  }
+  return done(tensors, OpType::ALLREDUCE_COALESCED,
+              "tpu:all_reduce_coalesced");
+}
+
+c10::intrusive_ptr<Work> ProcessGroupTPU::reduce(
+    TensorList& tensors, const c10d::ReduceOptions& opts) {
+  const auto op = opts.reduceOp.op_;
+  if (!any_on_tpu(tensors) && op != ReduceOp::AVG &&
+      op != ReduceOp::PREMUL_SUM) {
+    return host_->reduce(tensors, opts);
+  }
+  // Every rank takes part in an all-reduce; only the root keeps the result
+  // (the others' inputs stay as they were, which reduce allows).
+  TensorList hosts;
+  for (const auto& t : tensors) hosts.push_back(host_copy(t));
+  reduce_on_host(hosts, opts.reduceOp, "reduce");
+  if (getRank() == opts.rootRank) copy_back(tensors, hosts);
+  return done(tensors, OpType::REDUCE, "tpu:reduce");
+}
+
+c10::intrusive_ptr<Work> ProcessGroupTPU::allgather(
+    std::vector<TensorList>& outputs, TensorList& inputs,
+    const c10d::AllgatherOptions& opts) {
+  if (!any_on_tpu(inputs) && !any_on_tpu(outputs)) {
+    return host_->allgather(outputs, inputs, opts);
+  }
+  TensorList host_inputs = host_values(inputs);
+  std::vector<TensorList> host_outputs;
+  for (const auto& list : outputs) host_outputs.push_back(host_empty(list));
+  host_->allgather(host_outputs, host_inputs, opts)->wait();
+  TensorList results;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    copy_back(outputs[i], host_outputs[i]);
+    results.insert(results.end(), outputs[i].begin(), outputs[i].end());
+  }
+  return done(std::move(results), OpType::ALLGATHER, "tpu:all_gather");
+}
+
+c10::intrusive_ptr<Work> ProcessGroupTPU::_allgather_base(
+    at::Tensor& output, at::Tensor& input,
+    const c10d::AllgatherOptions& opts) {
+  constexpr std::string_view op = "all_gather_into_tensor";
+  check_same_dtype(op, input, output);
+  check_numel(op, output, input.numel() * getSize(),
+              "the output (the input's size times the group's)");
+  // Gathered as a list of views into one dense host buffer.
+  at::Tensor host_output = at::empty(
+      {output.numel()}, output.options().device(at::kCPU));
+  std::vector<TensorList> host_outputs{
+      host_output.view({getSize(), input.numel()}).unbind(0)};
+  for (auto& piece : host_outputs[0]) piece = piece.view(input.sizes());
+  TensorList host_inputs{host_values(input)};
+  host_->allgather(host_outputs, host_inputs, opts)->wait();
+  copy_back(output, host_output.view(output.sizes()));
+  return done({output}, OpType::_ALLGATHER_BASE, "tpu:all_gather_into_tensor");
+}
+
+c10::intrusive_ptr<Work> ProcessGroupTPU::allgather_coalesced(
+    std::vector<TensorList>& output_lists, TensorList& inputs,
+    const c10d::AllgatherOptions& opts) {
+  TORCH_CHECK_VALUE(output_lists.size() == inputs.size(),
+                    "tpu backend: all_gather_coalesced: ", inputs.size(),
+                    " inputs but ", output_lists.size(), " output lists");
+  TensorList results;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::vector<TensorList> outputs{output_lists[i]};
+    TensorList input{inputs[i]};
+    allgather(outputs, input, opts);
+    results.insert(results.end(), output_lists[i].begin(),
+                   output_lists[i].end());
+  }
+  return done(std::move(results), OpType::ALLGATHER_COALESCED,
+              "tpu:all_gather_coalesced");
+}
+
+c10::intrusive_ptr<Work> ProcessGroupTPU::allgather_into_tensor_coalesced(
+    TensorList& outputs, TensorList& inputs,
+    const c10d::AllgatherOptions& opts) {
+  TORCH_CHECK_VALUE(outputs.size() == inputs.size(),
+                    "tpu backend: all_gather_into_tensor_coalesced: ",
+                    inputs.size(), " inputs but ", outputs.size(),
+                    " outputs");
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    _allgather_base(outputs[i], inputs[i], opts);
+  }
+  return done(outputs, OpType::COALESCED,
+              "tpu:all_gather_into_tensor_coalesced");
+}
+
+c10::intrusive_ptr<Work> ProcessGroupTPU::gather(
+    std::vector<TensorList>& outputs, TensorList& inputs,
+    const c10d::GatherOptions& opts) {
+  if (!any_on_tpu(inputs) && !any_on_tpu(outputs)) {
+    return host_->gather(outputs, inputs, opts);
+  }
+  TensorList host_inputs = host_values(inputs);
+  std::vector<TensorList> host_outputs;
+  for (const auto& list : outputs) host_outputs.push_back(host_empty(list));
+  host_->gather(host_outputs, host_inputs, opts)->wait();
+  TensorList results;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    copy_back(outputs[i], host_outputs[i]);
+    results.insert(results.end(), outputs[i].begin(), outputs[i].end());
+  }
+  return done(std::move(results), OpType::GATHER, "tpu:gather");
+}
+
+c10::intrusive_ptr<Work> ProcessGroupTPU::scatter(
+    TensorList& outputs, std::vector<TensorList>& inputs,
+    const c10d::ScatterOptions& opts) {
+  if (!any_on_tpu(outputs) && !any_on_tpu(inputs)) {
+    return host_->scatter(outputs, inputs, opts);
+  }
+  std::vector<TensorList> host_inputs;
+  for (const auto& list : inputs) host_inputs.push_back(host_values(list));
+  TensorList host_outputs = host_empty(outputs);
+  host_->scatter(host_outputs, host_inputs, opts)->wait();
+  copy_back(outputs, host_outputs);
+  return done(outputs, OpType::SCATTER, "tpu:scatter");
+}
+
+// Reduce-scatter is an all-reduce of the whole input on the host, of which
+// each rank keeps its own part: every reduce op behaves as in all_reduce,
+// at world-size times the traffic of a ring reduce-scatter.
+c10::intrusive_ptr<Work> ProcessGroupTPU::reduce_scatter(
+    TensorList& outputs, std::vector<TensorList>& inputs,
+    const c10d::ReduceScatterOptions& opts) {
+  constexpr std::string_view op = "reduce_scatter";
+  TORCH_CHECK_VALUE(outputs.size() == 1 && inputs.size() == 1,
+                    "tpu backend: ", op,
+                    ": takes one output tensor and one input list");
+  TORCH_CHECK_VALUE(static_cast<int>(inputs[0].size()) == getSize(),
+                    "tpu backend: ", op, ": the input list must have one "
+                    "tensor per rank (", getSize(), "), got ",
+                    inputs[0].size());
+  at::Tensor& output = outputs[0];
+  TensorList flat_inputs;
+  for (const auto& piece : inputs[0]) {
+    check_same_dtype(op, piece, output);
+    check_numel(op, piece, output.numel(), "each input");
+    flat_inputs.push_back(host_values(piece).reshape({-1}));
+  }
+  TensorList hosts{at::cat(flat_inputs)};
+  reduce_on_host(hosts, opts.reduceOp, op);
+  copy_back(output, hosts[0]
+                        .narrow(0, getRank() * output.numel(), output.numel())
+                        .view(output.sizes()));
+  return done(outputs, OpType::REDUCE_SCATTER, "tpu:reduce_scatter");
+}
+
+c10::intrusive_ptr<Work> ProcessGroupTPU::_reduce_scatter_base(
+    at::Tensor& output, at::Tensor& input,
+    const c10d::ReduceScatterOptions& opts) {
+  constexpr std::string_view op = "reduce_scatter_tensor";
+  check_same_dtype(op, input, output);
+  check_numel(op, input, output.numel() * getSize(),
+              "the input (the output's size times the group's)");
+  TensorList hosts{host_copy(input).reshape({-1})};
+  reduce_on_host(hosts, opts.reduceOp, op);
+  copy_back(output, hosts[0]
+                        .narrow(0, getRank() * output.numel(), output.numel())
+                        .view(output.sizes()));
+  return done({output}, OpType::_REDUCE_SCATTER_BASE,
+              "tpu:reduce_scatter_tensor");
+}
+
+c10::intrusive_ptr<Work> ProcessGroupTPU::reduce_scatter_tensor_coalesced(
+    TensorList& outputs, TensorList& inputs,
+    const c10d::ReduceScatterOptions& opts) {
+  TORCH_CHECK_VALUE(outputs.size() == inputs.size(),
+                    "tpu backend: reduce_scatter_tensor_coalesced: ",
+                    inputs.size(), " inputs but ", outputs.size(),
+                    " outputs");
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    _reduce_scatter_base(outputs[i], inputs[i], opts);
+  }
+  return done(outputs, OpType::COALESCED,
+              "tpu:reduce_scatter_tensor_coalesced");
+}
+
+c10::intrusive_ptr<Work> ProcessGroupTPU::alltoall_base(
+    at::Tensor& output, at::Tensor& input,
+    std::vector<int64_t>& output_split_sizes,
+    std::vector<int64_t>& input_split_sizes,
+    const c10d::AllToAllOptions& opts) {
+  if (!on_tpu(output) && !on_tpu(input)) {
+    return host_->alltoall_base(output, input, output_split_sizes,
+                                input_split_sizes, opts);
+  }
+  check_same_dtype("all_to_all_single", input, output);
+  at::Tensor host_input = host_values(input);
+  at::Tensor host_output = host_empty(output);
+  host_->alltoall_base(host_output, host_input, output_split_sizes,
+                       input_split_sizes, opts)
+      ->wait();
+  copy_back(output, host_output);
+  return done({output}, OpType::ALLTOALL_BASE, "tpu:all_to_all_single");
+}
+
+// A list all-to-all is one flat all_to_all_single whose splits are the
+// tensors' sizes, for CPU tensors as well (gloo has no list all-to-all).
+c10::intrusive_ptr<Work> ProcessGroupTPU::alltoall(
+    TensorList& outputs, TensorList& inputs,
+    const c10d::AllToAllOptions& opts) {
+  constexpr std::string_view op = "all_to_all";
+  TORCH_CHECK_VALUE(static_cast<int>(inputs.size()) == getSize() &&
+                        static_cast<int>(outputs.size()) == getSize(),
+                    "tpu backend: ", op, ": needs one input and one output "
+                    "tensor per rank (", getSize(), "), got ", inputs.size(),
+                    " and ", outputs.size());
+  TensorList flat_inputs;
+  std::vector<int64_t> input_splits, output_splits;
+  for (const auto& t : inputs) {
+    check_same_dtype(op, t, inputs[0]);
+    flat_inputs.push_back(host_values(t).reshape({-1}));
+    input_splits.push_back(t.numel());
+  }
+  for (const auto& t : outputs) {
+    check_same_dtype(op, inputs[0], t);
+    output_splits.push_back(t.numel());
+  }
+  at::Tensor host_input = at::cat(flat_inputs);
+  at::Tensor host_output = at::empty(
+      {std::accumulate(output_splits.begin(), output_splits.end(),
+                       int64_t{0})},
+      inputs[0].options().device(at::kCPU));
+  host_->alltoall_base(host_output, host_input, output_splits, input_splits,
+                       opts)
+      ->wait();
+  int64_t offset = 0;
+  for (auto& t : outputs) {
+    copy_back(t, host_output.narrow(0, offset, t.numel()).view(t.sizes()));
+    offset += t.numel();
+  }
+  return done(outputs, OpType::ALLTOALL, "tpu:all_to_all");
+}
+
+c10::intrusive_ptr<Work> ProcessGroupTPU::send(TensorList& tensors,
+                                               int dst_rank, int tag) {
+  if (!any_on_tpu(tensors)) return host_->send(tensors, dst_rank, tag);
+  TensorList hosts = host_values(tensors);
+  host_->send(hosts, dst_rank, tag)->wait();
+  return done(tensors, OpType::SEND, "tpu:send");
+}
+
+c10::intrusive_ptr<Work> ProcessGroupTPU::recv(TensorList& tensors,
+                                               int src_rank, int tag) {
+  if (!any_on_tpu(tensors)) return host_->recv(tensors, src_rank, tag);
+  TensorList hosts = host_empty(tensors);
+  host_->recv(hosts, src_rank, tag)->wait();
+  copy_back(tensors, hosts);
+  return done(tensors, OpType::RECV, "tpu:recv");
+}
+
+namespace {
+
+// recv from any source reports the rank it received from.
+class AnySourceWork : public StagedWork {
+ public:
+  AnySourceWork(TensorList outputs, int source)
+      : StagedWork(std::move(outputs), OpType::RECVANYSOURCE,
+                   "tpu:recv_anysource"),
+        source_(source) {}
+  int sourceRank() const override { return source_; }
+
+ private:
+  int source_;
+};
+
+}  // namespace
+
+c10::intrusive_ptr<Work> ProcessGroupTPU::recvAnysource(TensorList& tensors,
+                                                        int tag) {
+  if (!any_on_tpu(tensors)) return host_->recvAnysource(tensors, tag);
+  TensorList hosts = host_empty(tensors);
+  auto work = host_->recvAnysource(hosts, tag);
+  work->wait();
+  copy_back(tensors, hosts);
+  return c10::make_intrusive<AnySourceWork>(tensors, work->sourceRank());
+}
+
+c10::intrusive_ptr<Work> ProcessGroupTPU::barrier(
+    const c10d::BarrierOptions& opts) {
+  return host_->barrier(opts);
+}
+
+void ProcessGroupTPU::monitoredBarrier(const c10d::BarrierOptions& opts,
+                                       bool wait_all_ranks) {
+  host_->monitoredBarrier(opts, wait_all_ranks);
+}
+
+}  // namespace torch_tpu::distributed

@@ -1,0 +1,27 @@
+// torch_tpu._C.distributed: the c10d backend class, made by the Python
+// creator that torch_tpu.distributed registers with torch.distributed.
+#include <pybind11/pybind11.h>
+#include <torch/csrc/utils/pybind.h>
+
+#include "distributed/process_group_tpu.h"
+#include "python/bindings.h"
+
+namespace py = pybind11;
+
+namespace torch_tpu::python {
+
+void bind_distributed(py::module_& m) {
+  // c10d's Backend class must be known to pybind before a subclass is bound;
+  // torch.distributed registers it.
+  py::module_::import("torch.distributed");
+  auto d = m.def_submodule("distributed", "the c10d backend \"tpu\"");
+  py::class_<distributed::ProcessGroupTPU, c10d::Backend,
+             c10::intrusive_ptr<distributed::ProcessGroupTPU>>(
+      d, "ProcessGroupTPU",
+      "torch.distributed's collectives on tpu tensors, through a host "
+      "backend that moves the data between processes")
+      .def(py::init<c10::intrusive_ptr<c10d::Backend>, int, int>(),
+           py::arg("host"), py::arg("rank"), py::arg("size"));
+}
+
+}  // namespace torch_tpu::python

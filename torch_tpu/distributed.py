@@ -1,0 +1,82 @@
+"""torch.distributed on tpu tensors: the c10d backend ``"tpu"``.
+
+``torch.distributed.init_process_group("tpu")`` makes a process group whose
+collectives take tpu tensors (and CPU tensors, so one group serves both).
+Without a backend argument, ``init_process_group()`` picks ``"tpu"`` for tpu
+tensors and gloo for CPU tensors, as it picks NCCL for CUDA. DDP, FSDP2
+(``fully_shard``), DeviceMesh and DTensor / tensor parallelism run on it.
+
+The backend itself is C++ (``csrc/distributed/``). Between processes the data
+travels through gloo on the host: see ``docs/distributed.md`` for what that
+costs and what a TPU slice would use instead.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import torch
+import torch.distributed as dist
+
+from torch_tpu import _C
+
+BACKEND_NAME = "tpu"
+
+
+def _create_backend(options, backend_options):
+    """Backend creator for ``Backend.register_backend`` (extended API)."""
+    host = dist.ProcessGroupGloo(
+        options.store, options.group_rank, options.group_size, options.timeout
+    )
+    return _C.distributed.ProcessGroupTPU(
+        host, options.group_rank, options.group_size
+    )
+
+
+def _complete_accelerator_only_group(pg) -> None:
+    """Lets a group made without a backend name use its tpu backend.
+
+    ``init_process_group()`` with no backend (which ``init_device_mesh``
+    calls) gives a group only the accelerator's backend, and torch marks gloo
+    as the group's default unless NCCL is in it. With the tpu backend alone,
+    the first use of the default (DDP's construction, ``barrier``) then fails
+    with "Could not find backend type 1". The tpu backend serves CPU tensors
+    too, so it becomes the group's CPU backend and its default.
+    """
+    if not isinstance(pg, dist.ProcessGroup):
+        return
+    cpu = torch.device("cpu")
+    if cpu in pg._device_types:
+        return
+    try:
+        backend = pg._get_backend(torch.device("tpu"))
+    except RuntimeError:
+        return
+    if isinstance(backend, _C.distributed.ProcessGroupTPU):
+        custom = dist.ProcessGroup.BackendType.CUSTOM
+        pg._register_backend(cpu, custom, backend)
+        pg._set_default_backend(custom)
+
+
+def _wrap_group_creation() -> None:
+    from torch.distributed import distributed_c10d
+
+    create = distributed_c10d._new_process_group_helper
+
+    @functools.wraps(create)
+    def create_and_complete(*args, **kwargs):
+        pg, store = create(*args, **kwargs)
+        _complete_accelerator_only_group(pg)
+        return pg, store
+
+    distributed_c10d._new_process_group_helper = create_and_complete
+
+
+def install() -> None:
+    """Registers the backend with torch.distributed (at import of torch_tpu)."""
+    if not dist.is_available() or BACKEND_NAME in dist.Backend.backend_list:
+        return
+    dist.Backend.register_backend(
+        BACKEND_NAME, _create_backend, extended_api=True, devices=["cpu", "tpu"]
+    )
+    _wrap_group_creation()
