@@ -417,48 +417,37 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::alltoall(
   return done(outputs, OpType::ALLTOALL, "tpu:all_to_all");
 }
 
+// Point-to-point transfers return while the host transfer runs; the host
+// tensors live in the lambdas until the Work completes.
 c10::intrusive_ptr<Work> ProcessGroupTPU::send(TensorList& tensors,
                                                int dst_rank, int tag) {
   if (!any_on_tpu(tensors)) return host_->send(tensors, dst_rank, tag);
   TensorList hosts = host_values(tensors);
-  host_->send(hosts, dst_rank, tag)->wait();
-  return done(tensors, OpType::SEND, "tpu:send");
+  auto host_work = host_->send(hosts, dst_rank, tag);
+  return c10::make_intrusive<PendingWork>(
+      std::move(host_work), tensors, [hosts] {}, OpType::SEND, "tpu:send");
 }
 
 c10::intrusive_ptr<Work> ProcessGroupTPU::recv(TensorList& tensors,
                                                int src_rank, int tag) {
   if (!any_on_tpu(tensors)) return host_->recv(tensors, src_rank, tag);
   TensorList hosts = host_empty(tensors);
-  host_->recv(hosts, src_rank, tag)->wait();
-  copy_back(tensors, hosts);
-  return done(tensors, OpType::RECV, "tpu:recv");
+  auto host_work = host_->recv(hosts, src_rank, tag);
+  return c10::make_intrusive<PendingWork>(
+      std::move(host_work), tensors,
+      [targets = tensors, hosts]() mutable { copy_back(targets, hosts); },
+      OpType::RECV, "tpu:recv");
 }
-
-namespace {
-
-// recv from any source reports the rank it received from.
-class AnySourceWork : public StagedWork {
- public:
-  AnySourceWork(TensorList outputs, int source)
-      : StagedWork(std::move(outputs), OpType::RECVANYSOURCE,
-                   "tpu:recv_anysource"),
-        source_(source) {}
-  int sourceRank() const override { return source_; }
-
- private:
-  int source_;
-};
-
-}  // namespace
 
 c10::intrusive_ptr<Work> ProcessGroupTPU::recvAnysource(TensorList& tensors,
                                                         int tag) {
   if (!any_on_tpu(tensors)) return host_->recvAnysource(tensors, tag);
   TensorList hosts = host_empty(tensors);
-  auto work = host_->recvAnysource(hosts, tag);
-  work->wait();
-  copy_back(tensors, hosts);
-  return c10::make_intrusive<AnySourceWork>(tensors, work->sourceRank());
+  auto host_work = host_->recvAnysource(hosts, tag);
+  return c10::make_intrusive<PendingWork>(
+      std::move(host_work), tensors,
+      [targets = tensors, hosts]() mutable { copy_back(targets, hosts); },
+      OpType::RECVANYSOURCE, "tpu:recv_anysource");
 }
 
 c10::intrusive_ptr<Work> ProcessGroupTPU::barrier(

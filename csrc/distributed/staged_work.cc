@@ -34,4 +34,43 @@ StagedWork::StagedWork(std::vector<at::Tensor> outputs, c10d::OpType type,
   finish();
 }
 
+PendingWork::PendingWork(c10::intrusive_ptr<c10d::Work> host_work,
+                         std::vector<at::Tensor> outputs,
+                         std::function<void()> complete, c10d::OpType type,
+                         const char* profiling_title)
+    : c10d::Work(-1, type, profiling_title),
+      host_work_(std::move(host_work)),
+      outputs_(std::move(outputs)),
+      complete_(std::move(complete)),
+      future_(c10::make_intrusive<c10::ivalue::Future>(
+          c10::ListType::ofTensors(), devices_of(outputs_))) {}
+
+void PendingWork::complete_once() {
+  std::call_once(completed_once_, [this] {
+    if (complete_) complete_();
+    future_->markCompleted(c10::IValue(outputs_));
+    finish();
+  });
+}
+
+bool PendingWork::isCompleted() {
+  if (!host_work_->isCompleted()) return false;
+  if (!host_work_->isSuccess()) return true;
+  complete_once();
+  return true;
+}
+
+bool PendingWork::isSuccess() const { return host_work_->isSuccess(); }
+
+bool PendingWork::wait(std::chrono::milliseconds timeout) {
+  host_work_->wait(timeout);
+  complete_once();
+  return true;
+}
+
+c10::intrusive_ptr<c10::ivalue::Future> PendingWork::getFuture() {
+  wait(kNoTimeout);
+  return future_;
+}
+
 }  // namespace torch_tpu::distributed

@@ -1,0 +1,421 @@
+"""One rank of a torch.distributed scenario on the tpu backend.
+
+``python distributed_worker.py SCENARIO RANK WORLD_SIZE`` with MASTER_ADDR
+and MASTER_PORT set; tests/test_distributed.py starts one process per rank.
+Every scenario checks its results itself (against values each rank can
+compute, or against the same model trained on CPU in this process) and
+raises on a mismatch, so a non-zero exit is a failure.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import sys
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+
+RANK = int(sys.argv[2])
+WORLD = int(sys.argv[3])
+# What torchrun sets (MASTER_ADDR / MASTER_PORT come from the test).
+os.environ.update(RANK=str(RANK), WORLD_SIZE=str(WORLD), LOCAL_RANK=str(RANK))
+
+
+def init(backend: str | None = "tpu") -> None:
+    dist.init_process_group(backend)
+    torch.tpu.set_device(RANK % torch.tpu.device_count())
+
+
+def check(actual: torch.Tensor, expected: torch.Tensor, what: str, atol=0.0) -> None:
+    actual = actual.cpu()
+    if actual.dtype != expected.dtype or actual.shape != expected.shape:
+        raise AssertionError(
+            f"{what}: got {actual.dtype} {tuple(actual.shape)}, "
+            f"expected {expected.dtype} {tuple(expected.shape)}"
+        )
+    if atol:
+        ok = torch.allclose(actual.double(), expected.double(), atol=atol, rtol=0)
+    else:
+        ok = torch.equal(actual, expected)
+    if not ok:
+        raise AssertionError(f"{what} on rank {RANK}:\n{actual}\nexpected\n{expected}")
+
+
+def rank_tensor(rank: int, shape, dtype) -> torch.Tensor:
+    """Rank `rank`'s input: distinct small values every rank can compute."""
+    n = 1
+    for s in shape:
+        n *= s
+    values = torch.arange(n, dtype=torch.float64).reshape(shape) % 7 + 1 + rank
+    return values.to(dtype)
+
+
+def reduce_all(op, shape, dtype) -> torch.Tensor:
+    parts = [rank_tensor(r, shape, dtype) for r in range(WORLD)]
+    if op == dist.ReduceOp.SUM:
+        out = parts[0].clone()
+        for p in parts[1:]:
+            out = out + p
+        return out
+    if op == dist.ReduceOp.PRODUCT:
+        out = parts[0].clone()
+        for p in parts[1:]:
+            out = out * p
+        return out
+    if op == dist.ReduceOp.MIN:
+        return torch.stack(parts).amin(0)
+    if op == dist.ReduceOp.MAX:
+        return torch.stack(parts).amax(0)
+    if op == dist.ReduceOp.AVG:
+        return (torch.stack(parts).double().sum(0) / WORLD).to(dtype)
+    raise ValueError(op)
+
+
+# ---------------------------------------------------------------- scenarios
+
+
+def scenario_collectives() -> None:
+    init()
+    dev = "tpu"
+    ops = [dist.ReduceOp.SUM, dist.ReduceOp.PRODUCT, dist.ReduceOp.MIN,
+           dist.ReduceOp.MAX, dist.ReduceOp.AVG]
+    for dtype in (torch.float32, torch.bfloat16, torch.float64, torch.int64, torch.int32):
+        for op in ops:
+            if op == dist.ReduceOp.AVG and not dtype.is_floating_point:
+                continue
+            t = rank_tensor(RANK, (3, 5), dtype).to(dev)
+            dist.all_reduce(t, op=op)
+            check(t, reduce_all(op, (3, 5), dtype), f"all_reduce {op} {dtype}",
+                  atol=1e-2 if dtype == torch.bfloat16 else 0.0)
+
+    # Integer AVG truncates, as NCCL's does.
+    t = torch.tensor([RANK * 3 + 1], device=dev)
+    dist.all_reduce(t, op=dist.ReduceOp.AVG)
+    check(t, torch.tensor([sum(r * 3 + 1 for r in range(WORLD)) // WORLD]), "AVG int64")
+
+    # Bitwise ops on integers, MAX on bool.
+    t = torch.tensor([0b1100 | RANK, 0b1010], device=dev)
+    dist.all_reduce(t, op=dist.ReduceOp.BOR)
+    ranks_or = 0
+    for r in range(WORLD):
+        ranks_or |= r
+    check(t, torch.tensor([0b1100 | ranks_or, 0b1010]), "BOR")
+    t = torch.tensor([0b1100 | RANK, 0b1010], device=dev)
+    dist.all_reduce(t, op=dist.ReduceOp.BAND)
+    check(t, torch.tensor([0b1100, 0b1010]), "BAND")
+    t = torch.tensor([RANK == 0, False, True], device=dev)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    check(t, torch.tensor([True, False, True]), "MAX bool")
+
+    # PREMUL_SUM: scaled by the factor, then summed.
+    t = rank_tensor(RANK, (4,), torch.float32).to(dev)
+    dist.all_reduce(t, op=dist._make_nccl_premul_sum(0.5))
+    check(t, reduce_all(dist.ReduceOp.SUM, (4,), torch.float32) * 0.5, "PREMUL_SUM")
+
+    # Views write through to their base; 0-dim and empty tensors; complex.
+    base = torch.zeros(4, 6, device=dev)
+    view = base[1:3, ::2]
+    view.copy_(rank_tensor(RANK, (2, 3), torch.float32).to(dev))
+    dist.all_reduce(view)
+    expected = torch.zeros(4, 6)
+    expected[1:3, ::2] = reduce_all(dist.ReduceOp.SUM, (2, 3), torch.float32)
+    check(base, expected, "all_reduce of a strided view")
+    t = torch.tensor(float(RANK + 1), device=dev)
+    dist.all_reduce(t)
+    check(t, torch.tensor(float(sum(range(1, WORLD + 1)))), "all_reduce 0-dim")
+    t = torch.empty(0, 3, device=dev)
+    dist.all_reduce(t)
+    check(t, torch.empty(0, 3), "all_reduce empty")
+    t = torch.tensor([1 + 2j * RANK, 3j], device=dev)
+    dist.all_reduce(t)
+    check(t, torch.tensor([WORLD + 2j * sum(range(WORLD)), 3j * WORLD]), "all_reduce complex")
+
+    # Asynchronous form: the Work and its future.
+    t = rank_tensor(RANK, (2, 2), torch.float32).to(dev)
+    work = dist.all_reduce(t, async_op=True)
+    work.wait()
+    check(work.get_future().wait()[0], reduce_all(dist.ReduceOp.SUM, (2, 2), torch.float32),
+          "all_reduce future")
+    assert work.is_completed()
+
+    # broadcast / reduce.
+    t = rank_tensor(RANK, (3,), torch.float32).to(dev)
+    dist.broadcast(t, src=WORLD - 1)
+    check(t, rank_tensor(WORLD - 1, (3,), torch.float32), "broadcast")
+    t = rank_tensor(RANK, (3,), torch.int64).to(dev)
+    dist.reduce(t, dst=0, op=dist.ReduceOp.MAX)
+    expected = reduce_all(dist.ReduceOp.MAX, (3,), torch.int64) if RANK == 0 else \
+        rank_tensor(RANK, (3,), torch.int64)
+    check(t, expected, "reduce (non-roots keep their input)")
+
+    # all_gather (list and tensor), gather, scatter.
+    outs = [torch.empty(2, 3, device=dev) for _ in range(WORLD)]
+    dist.all_gather(outs, rank_tensor(RANK, (2, 3), torch.float32).to(dev))
+    for r in range(WORLD):
+        check(outs[r], rank_tensor(r, (2, 3), torch.float32), f"all_gather [{r}]")
+    out = torch.empty(WORLD * 2, 3, dtype=torch.bfloat16, device=dev)
+    dist.all_gather_into_tensor(out, rank_tensor(RANK, (2, 3), torch.bfloat16).to(dev))
+    check(out, torch.cat([rank_tensor(r, (2, 3), torch.bfloat16) for r in range(WORLD)]),
+          "all_gather_into_tensor")
+    out = torch.empty(WORLD, 2, 3, device=dev)
+    dist.all_gather_into_tensor(out, rank_tensor(RANK, (2, 3), torch.float32).to(dev))
+    check(out, torch.stack([rank_tensor(r, (2, 3), torch.float32) for r in range(WORLD)]),
+          "all_gather_into_tensor, stacked output")
+    gathered = [torch.empty(3, device=dev) for _ in range(WORLD)] if RANK == 0 else None
+    dist.gather(rank_tensor(RANK, (3,), torch.float32).to(dev), gathered, dst=0)
+    if RANK == 0:
+        for r in range(WORLD):
+            check(gathered[r], rank_tensor(r, (3,), torch.float32), f"gather [{r}]")
+    received = torch.empty(3, device=dev)
+    pieces = [rank_tensor(r + 10, (3,), torch.float32).to(dev) for r in range(WORLD)]
+    dist.scatter(received, pieces if RANK == 0 else None, src=0)
+    check(received, rank_tensor(RANK + 10, (3,), torch.float32), "scatter")
+
+    # reduce_scatter (tensor and list forms).
+    for op in (dist.ReduceOp.SUM, dist.ReduceOp.AVG, dist.ReduceOp.MAX):
+        full = rank_tensor(RANK, (WORLD * 2, 3), torch.float32).to(dev)
+        out = torch.empty(2, 3, device=dev)
+        dist.reduce_scatter_tensor(out, full, op=op)
+        check(out, reduce_all(op, (WORLD * 2, 3), torch.float32)[RANK * 2:(RANK + 1) * 2],
+              f"reduce_scatter_tensor {op}")
+        check(full, rank_tensor(RANK, (WORLD * 2, 3), torch.float32),
+              "reduce_scatter_tensor leaves its input")
+    out = torch.empty(4, device=dev)
+    dist.reduce_scatter(out, list(rank_tensor(RANK, (WORLD, 4), torch.float32).to(dev).unbind(0)))
+    check(out, reduce_all(dist.ReduceOp.SUM, (WORLD, 4), torch.float32)[RANK], "reduce_scatter")
+
+    # all_to_all: equal and uneven splits, and the list form.
+    inp = (torch.arange(WORLD * 2, dtype=torch.float32) + 100 * RANK).to(dev)
+    out = torch.empty(WORLD * 2, device=dev)
+    dist.all_to_all_single(out, inp)
+    check(out, torch.cat([torch.arange(RANK * 2, RANK * 2 + 2, dtype=torch.float32) + 100 * r
+                          for r in range(WORLD)]), "all_to_all_single")
+    # Rank r sends r + 1 rows to every rank.
+    in_splits = [RANK + 1] * WORLD
+    out_splits = [r + 1 for r in range(WORLD)]
+    inp = torch.full((sum(in_splits), 2), float(RANK), device=dev)
+    out = torch.empty(sum(out_splits), 2, device=dev)
+    dist.all_to_all_single(out, inp, out_splits, in_splits)
+    check(out, torch.cat([torch.full((r + 1, 2), float(r)) for r in range(WORLD)]),
+          "all_to_all_single, uneven splits")
+    ins = [torch.full((r + 1,), float(RANK * 10 + r), device=dev) for r in range(WORLD)]
+    outs = [torch.empty(RANK + 1, device=dev) for _ in range(WORLD)]
+    dist.all_to_all(outs, ins)
+    for r in range(WORLD):
+        check(outs[r], torch.full((RANK + 1,), float(r * 10 + RANK)), f"all_to_all [{r}]")
+
+    # Point to point: blocking, non-blocking and batched.
+    peer = (RANK + 1) % WORLD
+    source = (RANK - 1) % WORLD
+    if RANK % 2 == 0:
+        dist.send(rank_tensor(RANK, (4,), torch.float32).to(dev), dst=peer)
+        got = torch.empty(4, device=dev)
+        dist.recv(got, src=source)
+    else:
+        got = torch.empty(4, device=dev)
+        dist.recv(got, src=source)
+        dist.send(rank_tensor(RANK, (4,), torch.float32).to(dev), dst=peer)
+    check(got, rank_tensor(source, (4,), torch.float32), "send / recv")
+    got = torch.empty(2, 2, dtype=torch.int64, device=dev)
+    requests = dist.batch_isend_irecv([
+        dist.P2POp(dist.isend, rank_tensor(RANK, (2, 2), torch.int64).to(dev), peer),
+        dist.P2POp(dist.irecv, got, source),
+    ])
+    for request in requests:
+        request.wait()
+    check(got, rank_tensor(source, (2, 2), torch.int64), "batch_isend_irecv")
+
+    # Objects travel through the group's default device.
+    objects = [None] * WORLD
+    dist.all_gather_object(objects, {"rank": RANK, "name": f"r{RANK}"})
+    assert objects == [{"rank": r, "name": f"r{r}"} for r in range(WORLD)], objects
+    items = [f"from {RANK}", RANK]
+    dist.broadcast_object_list(items, src=0)
+    assert items == ["from 0", 0], items
+
+    # CPU tensors use the same group.
+    t = rank_tensor(RANK, (3,), torch.float32)
+    dist.all_reduce(t)
+    check(t, reduce_all(dist.ReduceOp.SUM, (3,), torch.float32), "all_reduce of a CPU tensor")
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def scenario_errors() -> None:
+    init()
+    out = torch.empty(5, device="tpu")
+    try:
+        dist.all_gather_into_tensor(out, torch.ones(2, device="tpu"))
+    except ValueError as e:
+        assert "all_gather_into_tensor" in str(e) and "4 elements" in str(e), e
+    else:
+        raise AssertionError("a wrongly sized all_gather output was accepted")
+    try:
+        dist.reduce_scatter_tensor(torch.empty(2, device="tpu"),
+                                   torch.ones(4, dtype=torch.float64, device="tpu"))
+    except TypeError as e:
+        assert "reduce_scatter_tensor" in str(e) and "dtype" in str(e), e
+    else:
+        raise AssertionError("mixed dtypes in reduce_scatter_tensor were accepted")
+    try:
+        dist.all_reduce(torch.ones(2, dtype=torch.bool, device="tpu"), op=dist.ReduceOp.AVG)
+    except TypeError as e:
+        assert "AVG" in str(e) and "bool" in str(e), e
+    else:
+        raise AssertionError("AVG of bool tensors was accepted")
+    # The group still works after refused calls.
+    t = torch.ones(2, device="tpu")
+    dist.all_reduce(t)
+    check(t, torch.full((2,), float(WORLD)), "all_reduce after errors")
+    dist.destroy_process_group()
+
+
+def scenario_fused_mode() -> None:
+    import torch_tpu
+
+    init()
+    with torch_tpu.eager_mode("fused"):
+        x = torch.arange(6, dtype=torch.float32, device="tpu") * (RANK + 1)
+        y = x.sin() + 1  # pending in the fused graph until the collective
+        dist.all_reduce(y)
+        z = y * 2  # recorded after the collective's result
+        expected = sum((torch.arange(6, dtype=torch.float32) * (r + 1)).sin() + 1
+                       for r in range(WORLD))
+        check(z, expected * 2, "all_reduce in fused eager", atol=1e-5)
+    dist.destroy_process_group()
+
+
+def mlp() -> nn.Module:
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 16), nn.ReLU(),
+                         nn.Linear(16, 4))
+
+
+def batches(steps: int):
+    for step in range(steps):
+        g = torch.Generator().manual_seed(step)
+        yield torch.randn(4 * WORLD, 8, generator=g), torch.randn(4 * WORLD, 4, generator=g)
+
+
+def cpu_reference(model: nn.Module, optimizer_type, steps: int, **opt_args) -> nn.Module:
+    """The same model trained on CPU on the whole batch: each rank's loss is
+    a mean over its quarter, so the mean over ranks equals the full mean."""
+    reference = copy.deepcopy(model)
+    optimizer = optimizer_type(reference.parameters(), **opt_args)
+    for x, y in batches(steps):
+        nn.functional.mse_loss(reference(x), y).backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    return reference
+
+
+def scenario_ddp() -> None:
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    init(backend=None)  # the no-argument form, as torchrun scripts use it
+    model = mlp()
+    reference = cpu_reference(model, torch.optim.SGD, 3, lr=0.1, momentum=0.9)
+    # Tiny buckets: several all-reduces per backward.
+    ddp = DDP(copy.deepcopy(model).to("tpu"), bucket_cap_mb=0.0005)
+    optimizer = torch.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9)
+    for x, y in batches(3):
+        x, y = x.chunk(WORLD)[RANK].to("tpu"), y.chunk(WORLD)[RANK].to("tpu")
+        nn.functional.mse_loss(ddp(x), y).backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    for (name, p), q in zip(ddp.module.named_parameters(), reference.parameters()):
+        check(p, q.detach(), f"DDP parameter {name}", atol=2e-5)
+
+    # no_sync accumulates locally; the next synced backward averages the sum.
+    ddp.zero_grad()
+    x, y = next(batches(1))
+    with ddp.no_sync():
+        nn.functional.mse_loss(ddp(x[:2].to("tpu")), y[:2].to("tpu")).backward()
+    local = [p.grad.cpu().clone() for p in ddp.parameters()]
+    nn.functional.mse_loss(ddp(x[2:4].to("tpu")), y[2:4].to("tpu")).backward()
+    assert any(not torch.equal(a, p.grad.cpu()) for a, p in zip(local, ddp.parameters()))
+
+    # Module buffers are broadcast from rank 0 before each forward: after a
+    # forward on different data and one on equal data, all ranks agree.
+    bn = DDP(nn.BatchNorm1d(3).to("tpu"))
+    bn(torch.randn(4, 3, generator=torch.Generator().manual_seed(RANK)).to("tpu"))
+    bn(torch.randn(4, 3, generator=torch.Generator().manual_seed(99)).to("tpu"))
+    means = [torch.empty(3, device="tpu") for _ in range(WORLD)]
+    dist.all_gather(means, bn.module.running_mean)
+    for r in range(1, WORLD):
+        check(means[r], means[0].cpu(), "DDP broadcast buffers")
+    dist.destroy_process_group()
+
+
+def scenario_fsdp2() -> None:
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+    from torch.distributed.tensor import DTensor
+
+    mesh = init_device_mesh("tpu", (WORLD,))  # initializes the default group
+    torch.tpu.set_device(RANK % torch.tpu.device_count())
+    model = mlp()
+    reference = cpu_reference(model, torch.optim.AdamW, 3, lr=0.01)
+    sharded = copy.deepcopy(model).to("tpu")
+    for layer in sharded:
+        if isinstance(layer, nn.Linear):
+            fully_shard(layer, mesh=mesh)
+    fully_shard(sharded, mesh=mesh)
+    for p in sharded.parameters():
+        assert isinstance(p, DTensor) and p.device.type == "tpu", type(p)
+        assert p.to_local().shape[0] == -(-p.shape[0] // WORLD), p.to_local().shape
+    optimizer = torch.optim.AdamW(sharded.parameters(), lr=0.01)
+    for x, y in batches(3):
+        x, y = x.chunk(WORLD)[RANK].to("tpu"), y.chunk(WORLD)[RANK].to("tpu")
+        nn.functional.mse_loss(sharded(x), y).backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    for (name, p), q in zip(sharded.named_parameters(), reference.parameters()):
+        check(p.full_tensor(), q.detach(), f"FSDP2 parameter {name}", atol=2e-5)
+    dist.destroy_process_group()
+
+
+def scenario_tensor_parallel() -> None:
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import Replicate, Shard, distribute_tensor
+    from torch.distributed.tensor.parallel import (
+        ColwiseParallel,
+        RowwiseParallel,
+        parallelize_module,
+    )
+
+    init()
+    mesh = init_device_mesh("tpu", (WORLD,))
+    model = mlp()
+    reference = copy.deepcopy(model)
+    parallel = parallelize_module(copy.deepcopy(model).to("tpu"), mesh, {
+        "0": ColwiseParallel(), "2": RowwiseParallel(),
+    })
+    x = torch.randn(5, 8, generator=torch.Generator().manual_seed(1))
+    out = parallel(x.to("tpu"))
+    out.square().sum().backward()
+    expected = reference(x)
+    expected.square().sum().backward()
+    check(out, expected.detach(), "tensor-parallel output", atol=1e-5)
+    for (name, p), q in zip(parallel.named_parameters(), reference.parameters()):
+        grad = p.grad.full_tensor() if hasattr(p.grad, "full_tensor") else p.grad
+        check(grad, q.grad, f"tensor-parallel gradient {name}", atol=1e-4)
+
+    # DTensor: sharding, redistribution and an op on sharded operands.
+    a = torch.randn(6, 4, generator=torch.Generator().manual_seed(2))
+    b = torch.randn(4, 3, generator=torch.Generator().manual_seed(3))
+    da = distribute_tensor(a.to("tpu"), mesh, [Shard(0)])
+    db = distribute_tensor(b.to("tpu"), mesh, [Replicate()])
+    product = (da @ db).redistribute(mesh, [Replicate()])
+    check(product.to_local(), a @ b, "DTensor matmul, Shard(0) @ Replicate", atol=1e-5)
+    check(da.redistribute(mesh, [Shard(1)]).full_tensor(), a, "Shard(0) -> Shard(1)")
+    dist.destroy_process_group()
+
+
+SCENARIOS = {name[len("scenario_"):]: fn for name, fn in globals().items()
+             if name.startswith("scenario_")}
+
+if __name__ == "__main__":
+    SCENARIOS[sys.argv[1]]()

@@ -1,0 +1,68 @@
+"""torch.distributed on the tpu backend: each test starts one process per
+rank running a scenario of tests/distributed_worker.py, which checks its own
+results (collectives against values every rank can compute; DDP, FSDP2 and
+tensor parallelism against the same model trained on CPU)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+WORKER = Path(__file__).with_name("distributed_worker.py")
+TIMEOUT_S = 240
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_scenario(name: str, tmp_path: Path, world_size: int = 2) -> None:
+    env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()),
+               PYTHONWARNINGS="ignore::FutureWarning")
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(WORKER), name, str(rank), str(world_size)],
+            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for rank in range(world_size)
+    ]
+    outputs = []
+    try:
+        for p in procs:
+            outputs.append(p.communicate(timeout=TIMEOUT_S)[0])
+    except subprocess.TimeoutExpired:
+        for p in procs:
+            p.kill()
+        tails = "\n".join(f"--- rank {rank}:\n{p.communicate()[0][-2000:]}"
+                          for rank, p in enumerate(procs))
+        pytest.fail(f"scenario {name} did not finish in {TIMEOUT_S} s:\n{tails}")
+    failed = [(rank, out) for rank, (p, out) in enumerate(zip(procs, outputs))
+              if p.returncode != 0]
+    if failed:
+        report = "\n".join(f"--- rank {rank}:\n{out[-4000:]}" for rank, out in failed)
+        pytest.fail(f"scenario {name} failed:\n{report}")
+
+
+@pytest.mark.parametrize("scenario", [
+    "collectives", "errors", "fused_mode", "ddp", "fsdp2", "tensor_parallel",
+])
+def test_scenario(scenario, tmp_path):
+    run_scenario(scenario, tmp_path)
+
+
+def test_backend_is_registered():
+    import torch.distributed as dist
+
+    import torch_tpu  # noqa: F401
+
+    assert "tpu" in dist.Backend.backend_list
+    assert dist.Backend.default_device_backend_map["tpu"] == "tpu"
+    assert set(dist.Backend.backend_capability["tpu"]) == {"cpu", "tpu"}
