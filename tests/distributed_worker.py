@@ -414,6 +414,57 @@ def scenario_tensor_parallel() -> None:
     dist.destroy_process_group()
 
 
+def scenario_compiled() -> None:
+    """Collectives inside torch.compile(backend="tpu") graphs: functional
+    collectives in a traced function, a compiled DDP model (Dynamo's
+    DDPOptimizer splits the graph at bucket boundaries), and a compiled
+    tensor-parallel model, each called more than the graph runner's capture
+    count so the replayed programs are checked too."""
+    import torch.distributed._functional_collectives as funcol
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor.parallel import (
+        ColwiseParallel,
+        RowwiseParallel,
+        parallelize_module,
+    )
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    init()
+
+    @torch.compile(backend="tpu")
+    def scaled_sum(x):
+        return funcol.all_reduce(x * 2, "sum", dist.group.WORLD) + 1
+
+    for call in range(4):
+        x = rank_tensor(RANK + call, (3, 2), torch.float32)
+        expected = sum(rank_tensor(r + call, (3, 2), torch.float32) * 2
+                       for r in range(WORLD)) + 1
+        check(scaled_sum(x.to("tpu")), expected, f"compiled all_reduce, call {call}")
+
+    model = mlp()
+    reference = cpu_reference(model, torch.optim.SGD, 4, lr=0.1)
+    ddp = torch.compile(DDP(copy.deepcopy(model).to("tpu")), backend="tpu")
+    optimizer = torch.optim.SGD(ddp.parameters(), lr=0.1)
+    for x, y in batches(4):
+        x, y = x.chunk(WORLD)[RANK].to("tpu"), y.chunk(WORLD)[RANK].to("tpu")
+        nn.functional.mse_loss(ddp(x), y).backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    for p, q in zip(ddp.parameters(), reference.parameters()):
+        check(p, q.detach(), "compiled DDP parameter", atol=2e-5)
+
+    mesh = init_device_mesh("tpu", (WORLD,))
+    model = mlp()
+    parallel = torch.compile(parallelize_module(copy.deepcopy(model).to("tpu"), mesh, {
+        "0": ColwiseParallel(), "2": RowwiseParallel(),
+    }), backend="tpu")
+    for call in range(4):
+        x = torch.randn(5, 8, generator=torch.Generator().manual_seed(call))
+        check(parallel(x.to("tpu")), model(x).detach(), f"compiled tensor parallel, call {call}",
+              atol=1e-5)
+    dist.destroy_process_group()
+
+
 SCENARIOS = {name[len("scenario_"):]: fn for name, fn in globals().items()
              if name.startswith("scenario_")}
 

@@ -52,7 +52,7 @@ def run_scenario(name: str, tmp_path: Path, world_size: int = 2) -> None:
 
 
 @pytest.mark.parametrize("scenario", [
-    "collectives", "errors", "fused_mode", "ddp", "fsdp2", "tensor_parallel",
+    "collectives", "errors", "fused_mode", "ddp", "fsdp2", "tensor_parallel", "compiled",
 ])
 def test_scenario(scenario, tmp_path):
     run_scenario(scenario, tmp_path)
