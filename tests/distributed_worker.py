@@ -465,6 +465,51 @@ def scenario_compiled() -> None:
     dist.destroy_process_group()
 
 
+def scenario_mesh_2d() -> None:
+    """Four ranks: subgroups, and a 2-D mesh with FSDP2 over "dp" and
+    tensor parallelism over "tp" (HSDP-style composition)."""
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+    from torch.distributed.tensor.parallel import (
+        ColwiseParallel,
+        RowwiseParallel,
+        parallelize_module,
+    )
+
+    assert WORLD == 4, WORLD
+    init()
+    evens = dist.new_group([0, 2])
+    odds = dist.new_group([1, 3])
+    t = torch.tensor([float(RANK)], device="tpu")
+    dist.all_reduce(t, group=evens if RANK % 2 == 0 else odds)
+    check(t, torch.tensor([2.0 if RANK % 2 == 0 else 4.0]), "all_reduce in a subgroup")
+
+    mesh = init_device_mesh("tpu", (2, 2), mesh_dim_names=("dp", "tp"))
+    model = mlp()
+    parallel = parallelize_module(copy.deepcopy(model).to("tpu"), mesh["tp"], {
+        "0": ColwiseParallel(), "2": RowwiseParallel(),
+    })
+    fully_shard(parallel, mesh=mesh["dp"])
+    optimizer = torch.optim.AdamW(parallel.parameters(), lr=0.01)
+    reference = copy.deepcopy(model)
+    reference_optimizer = torch.optim.AdamW(reference.parameters(), lr=0.01)
+    dp_rank = mesh["dp"].get_local_rank()
+    for step in range(3):
+        g = torch.Generator().manual_seed(step)
+        x, y = torch.randn(8, 8, generator=g), torch.randn(8, 4, generator=g)
+        # Ranks of one tp group see the same half of the batch.
+        out = parallel(x.chunk(2)[dp_rank].to("tpu"))
+        nn.functional.mse_loss(out, y.chunk(2)[dp_rank].to("tpu")).backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        nn.functional.mse_loss(reference(x), y).backward()
+        reference_optimizer.step()
+        reference_optimizer.zero_grad()
+    for (name, p), q in zip(parallel.named_parameters(), reference.parameters()):
+        check(p.full_tensor(), q.detach(), f"2-D mesh parameter {name}", atol=2e-5)
+    dist.destroy_process_group()
+
+
 SCENARIOS = {name[len("scenario_"):]: fn for name, fn in globals().items()
              if name.startswith("scenario_")}
 

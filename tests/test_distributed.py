@@ -58,6 +58,10 @@ def test_scenario(scenario, tmp_path):
     run_scenario(scenario, tmp_path)
 
 
+def test_four_ranks_subgroups_and_2d_mesh(tmp_path):
+    run_scenario("mesh_2d", tmp_path, world_size=4)
+
+
 def test_backend_is_registered():
     import torch.distributed as dist
 
