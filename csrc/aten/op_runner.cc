@@ -23,6 +23,7 @@
 #include "pjrt/executable.h"
 #include "runtime/config.h"
 #include "runtime/device_queue.h"
+#include "runtime/device_time.h"
 #include "runtime/runtime.h"
 
 namespace torch_tpu::aten {
@@ -425,6 +426,7 @@ std::vector<pjrt::Buffer> launch_program_keeping(const std::string& key, const c
     TORCH_CHECK(false, op, ": compiling the tpu program failed: ", e.what());
   }
   pjrt::LoadedExecutable::Result result;
+  const int64_t launch_ns = runtime::device_time_enabled() ? runtime::steady_now_ns() : -1;
   try {
     result = executable->execute(args, device, non_donatable);
   } catch (const pjrt::PjrtError& e) {
@@ -434,7 +436,7 @@ std::vector<pjrt::Buffer> launch_program_keeping(const std::string& key, const c
     }
     TORCH_CHECK(false, op, ": launching the tpu program failed: ", e.what());
   }
-  runtime::track_completion(device, std::move(result.done));
+  runtime::track_completion(device, std::move(result.done), launch_ns);
   if (eager_mode() == EagerMode::kDebug) {
     // Debug eager: the host waits for every program, so a failure names
     // the op that caused it.

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "runtime/device_buffer.h"
+#include "runtime/device_time.h"
 
 namespace torch_tpu::runtime {
 
@@ -37,8 +38,9 @@ void prune(Queue& q) {
 
 }  // namespace
 
-void track_completion(int device, pjrt::Event done) {
+void track_completion(int device, pjrt::Event done, int64_t launch_ns) {
   if (!done.valid()) return;
+  time_launch(device, done, launch_ns);
   Queue& q = queue(device);
   std::lock_guard<std::mutex> lock(q.mutex);
   prune(q);

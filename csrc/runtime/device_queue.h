@@ -5,13 +5,18 @@
 // host waits only at sync points.
 #pragma once
 
+#include <cstdint>
+
 #include "pjrt/event.h"
 
 namespace torch_tpu::runtime {
 
 // Records work on `device` that completes when `done` fires. Errors of
 // asynchronous work surface at the next synchronize() of that device.
-void track_completion(int device, pjrt::Event done);
+// `launch_ns`, the steady-clock time the launch began (a plugin may run
+// small programs inside the launch call), feeds the profiler's busy clock
+// (device_time.h); -1 means now.
+void track_completion(int device, pjrt::Event done, int64_t launch_ns = -1);
 
 // Blocks until all work launched on `device` so far has completed; throws
 // the first error any of it produced.

@@ -1,0 +1,40 @@
+// Device busy time, for the profiler's device timestamps
+// (aten/profiler_stubs.cc).
+//
+// Once enabled, every launch tracked by the device queue is timed: its work
+// is taken to run from its launch (or the previous completion, if later)
+// to its completion, the device being one in-order queue. The device's busy
+// clock is the sum of those spans. A marker reads the busy clock once all
+// work launched before it has completed, so the difference of two markers is
+// the device time of the work launched between them: zero for an op that
+// launched nothing, whatever the device was doing meanwhile.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "pjrt/event.h"
+
+namespace torch_tpu::runtime {
+
+// Starts timing launches (cannot be undone: a marker must see every launch
+// after it). Costs one completion callback per launch.
+void enable_device_time();
+bool device_time_enabled();
+
+// Steady-clock nanoseconds, the busy clock's time base.
+int64_t steady_now_ns();
+
+// Called by the device queue for each launch with its completion event and
+// the time the launch began (-1: now).
+void time_launch(int device, const pjrt::Event& done, int64_t launch_ns);
+
+struct DeviceTimeMarker {
+  // Busy nanoseconds when the work launched before the marker completed;
+  // -1 until then.
+  std::atomic<int64_t> busy_ns{-1};
+};
+std::shared_ptr<DeviceTimeMarker> mark_device_time(int device);
+
+}  // namespace torch_tpu::runtime
