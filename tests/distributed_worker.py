@@ -287,8 +287,8 @@ def scenario_fused_mode() -> None:
     dist.destroy_process_group()
 
 
-def mlp() -> nn.Module:
-    torch.manual_seed(0)
+def mlp(seed: int = 0) -> nn.Module:
+    torch.manual_seed(seed)
     return nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 16), nn.ReLU(),
                          nn.Linear(16, 4))
 
@@ -337,6 +337,19 @@ def scenario_ddp() -> None:
     nn.functional.mse_loss(ddp(x[2:4].to("tpu")), y[2:4].to("tpu")).backward()
     assert any(not torch.equal(a, p.grad.cpu()) for a, p in zip(local, ddp.parameters()))
 
+    # A communication hook: gradients all-reduced in float16.
+    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+
+    hooked = DDP(copy.deepcopy(model).to("tpu"))
+    hooked.register_comm_hook(None, default_hooks.fp16_compress_hook)
+    x, y = next(batches(1))
+    nn.functional.mse_loss(hooked(x.chunk(WORLD)[RANK].to("tpu")),
+                           y.chunk(WORLD)[RANK].to("tpu")).backward()
+    plain = copy.deepcopy(model)
+    nn.functional.mse_loss(plain(x), y).backward()
+    for p, q in zip(hooked.parameters(), plain.parameters()):
+        check(p.grad, q.grad, "DDP gradient through fp16_compress_hook", atol=2e-3)
+
     # Module buffers are broadcast from rank 0 before each forward: after a
     # forward on different data and one on equal data, all ranks agree.
     bn = DDP(nn.BatchNorm1d(3).to("tpu"))
@@ -374,6 +387,28 @@ def scenario_fsdp2() -> None:
         optimizer.zero_grad()
     for (name, p), q in zip(sharded.named_parameters(), reference.parameters()):
         check(p.full_tensor(), q.detach(), f"FSDP2 parameter {name}", atol=2e-5)
+
+    # Distributed checkpoint: save the sharded model and optimizer, load them
+    # into a differently initialized copy, which then equals the original.
+    import torch.distributed.checkpoint as dcp
+    from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
+
+    checkpoint = os.environ["TORCH_TPU_TEST_DIR"] + "/checkpoint"
+    model_state, optimizer_state = get_state_dict(sharded, optimizer)
+    dcp.save({"model": model_state, "optim": optimizer_state}, checkpoint_id=checkpoint)
+    restored = mlp(seed=1).to("tpu")
+    fully_shard(restored, mesh=mesh)
+    restored_optimizer = torch.optim.AdamW(restored.parameters(), lr=0.01)
+    model_state, optimizer_state = get_state_dict(restored, restored_optimizer)
+    state = {"model": model_state, "optim": optimizer_state}
+    dcp.load(state, checkpoint_id=checkpoint)
+    set_state_dict(restored, restored_optimizer, model_state_dict=state["model"],
+                   optim_state_dict=state["optim"])
+    for p, q in zip(restored.parameters(), sharded.parameters()):
+        check(p.full_tensor(), q.full_tensor().cpu(), "parameter after a checkpoint round trip")
+    first = next(iter(restored_optimizer.state.values()))["exp_avg"]
+    check(first.full_tensor(), next(iter(optimizer.state.values()))["exp_avg"].full_tensor().cpu(),
+          "optimizer state after a checkpoint round trip")
     dist.destroy_process_group()
 
 

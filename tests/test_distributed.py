@@ -25,7 +25,7 @@ def free_port() -> int:
 
 def run_scenario(name: str, tmp_path: Path, world_size: int = 2) -> None:
     env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()),
-               PYTHONWARNINGS="ignore::FutureWarning")
+               PYTHONWARNINGS="ignore::FutureWarning", TORCH_TPU_TEST_DIR=str(tmp_path))
     procs = [
         subprocess.Popen(
             [sys.executable, str(WORKER), name, str(rank), str(world_size)],
