@@ -59,3 +59,23 @@ def test_llama_generation_matches_cpu_without_recompiling():
     before = torch_tpu.runtime.cache_stats()["compiles"]
     model.generate(prompt.to("tpu"), 6).cpu()
     assert torch_tpu.runtime.cache_stats()["compiles"] == before
+
+
+@pytest.mark.parametrize("strategy", ["ddp", "fsdp2"])
+def test_distributed_example_matches_one_cpu_process(strategy, tmp_path):
+    """examples/distributed.py on two ranks: the losses equal those of one
+    CPU process training on the whole batches, up to rounding."""
+    import re
+    import subprocess
+
+    script = os.path.join(os.path.dirname(common.__file__), "distributed.py")
+    out = subprocess.run(
+        [sys.executable, script, "--nproc", "2", "--strategy", strategy, "--steps", "6",
+         "--compare-cpu"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+        env=dict(os.environ, PYTHONWARNINGS="ignore"),
+    )
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert f"{strategy} on 2 ranks, losses:" in out.stdout, out.stdout
+    gap = float(re.search(r"max \|loss difference\| = (\S+)", out.stdout).group(1))
+    assert gap < 1e-4, out.stdout
