@@ -272,6 +272,19 @@ def scenario_errors() -> None:
     dist.destroy_process_group()
 
 
+def scenario_mismatch_detected() -> None:
+    """Run with TORCH_DISTRIBUTED_DEBUG=DETAIL: c10d's wrapper compares the
+    collectives' shapes across ranks before the tpu backend runs them."""
+    init()
+    try:
+        dist.all_reduce(torch.ones(3 + RANK, device="tpu"))
+    except RuntimeError as e:
+        assert "mismatch between collectives" in str(e), e
+    else:
+        raise AssertionError("all_reduce of differently sized tensors was accepted")
+    dist.destroy_process_group()
+
+
 def scenario_fused_mode() -> None:
     import torch_tpu
 

@@ -23,9 +23,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def run_scenario(name: str, tmp_path: Path, world_size: int = 2) -> None:
+def run_scenario(name: str, tmp_path: Path, world_size: int = 2, **env_vars: str) -> None:
     env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()),
-               PYTHONWARNINGS="ignore::FutureWarning", TORCH_TPU_TEST_DIR=str(tmp_path))
+               PYTHONWARNINGS="ignore::FutureWarning", TORCH_TPU_TEST_DIR=str(tmp_path),
+               **env_vars)
     procs = [
         subprocess.Popen(
             [sys.executable, str(WORKER), name, str(rank), str(world_size)],
@@ -56,6 +57,10 @@ def run_scenario(name: str, tmp_path: Path, world_size: int = 2) -> None:
 ])
 def test_scenario(scenario, tmp_path):
     run_scenario(scenario, tmp_path)
+
+
+def test_cross_rank_mismatch_is_detected_in_detail_mode(tmp_path):
+    run_scenario("mismatch_detected", tmp_path, TORCH_DISTRIBUTED_DEBUG="DETAIL")
 
 
 def test_four_ranks_subgroups_and_2d_mesh(tmp_path):
