@@ -24,6 +24,7 @@ EXAMPLES = {
     "resnet": (6, 5e-3),
     "dlrm": (8, 2e-3),
     "unet": (6, 2e-3),
+    "qwen": (6, 2e-3),  # Hugging Face Transformers' Qwen3ForCausalLM
 }
 WARMUP_STEPS = 3  # the steps allowed to compile (the optimizer's first step differs)
 
@@ -42,6 +43,24 @@ def test_example_trains_like_cpu(name):
     torch.testing.assert_close(torch.tensor(tpu.losses), torch.tensor(cpu.losses), rtol=rtol, atol=1e-4)
     assert tpu.losses[-1] < tpu.losses[0], "the loss does not fall"
     assert sum(tpu.compiles_per_step[WARMUP_STEPS:]) == 0, f"recompiles per step: {tpu.compiles_per_step}"
+
+
+def test_qwen_generation_matches_cpu_without_recompiling():
+    qwen = importlib.import_module("qwen")
+    llama = importlib.import_module("llama")
+    from transformers import Qwen3ForCausalLM
+
+    prompt = llama.sequences(llama.LlamaConfig(vocab_size=64), 2, 5, seed=3)
+    outputs = {}
+    for device in ("cpu", "tpu"):
+        torch.manual_seed(0)
+        model = Qwen3ForCausalLM(qwen.qwen3_config()).to(device).eval()
+        outputs[device] = qwen.generate(model, prompt.to(device), 6).cpu()
+    assert torch.equal(outputs["tpu"], outputs["cpu"])
+    # The static cache keeps one shape: a second generation compiles nothing.
+    before = torch_tpu.runtime.cache_stats()["compiles"]
+    qwen.generate(model, prompt.to("tpu"), 6).cpu()
+    assert torch_tpu.runtime.cache_stats()["compiles"] == before
 
 
 def test_llama_generation_matches_cpu_without_recompiling():
