@@ -239,6 +239,22 @@ def scenario_collectives() -> None:
     t = rank_tensor(RANK, (3,), torch.float32)
     dist.all_reduce(t)
     check(t, reduce_all(dist.ReduceOp.SUM, (3,), torch.float32), "all_reduce of a CPU tensor")
+
+    # Coalesced forms, of tpu and of CPU tensors (the CPU ones run on gloo
+    # asynchronously: the call must still return their results).
+    for dev_ in ("tpu", "cpu"):
+        ts = [rank_tensor(RANK, (2, 3), torch.float32).to(dev_),
+              rank_tensor(RANK, (5,), torch.float32).to(dev_)]
+        dist.all_reduce_coalesced(ts)
+        check(ts[0], reduce_all(dist.ReduceOp.SUM, (2, 3), torch.float32),
+              f"all_reduce_coalesced [0] on {dev_}")
+        check(ts[1], reduce_all(dist.ReduceOp.SUM, (5,), torch.float32),
+              f"all_reduce_coalesced [1] on {dev_}")
+        outs = [[torch.empty(4, device=dev_) for _ in range(WORLD)]]
+        dist.all_gather_coalesced(outs, [rank_tensor(RANK, (4,), torch.float32).to(dev_)])
+        for r in range(WORLD):
+            check(outs[0][r], rank_tensor(r, (4,), torch.float32),
+                  f"all_gather_coalesced [{r}] on {dev_}")
     dist.barrier()
     dist.destroy_process_group()
 
@@ -274,8 +290,14 @@ def scenario_errors() -> None:
 
 def scenario_mismatch_detected() -> None:
     """Run with TORCH_DISTRIBUTED_DEBUG=DETAIL: c10d's wrapper compares the
-    collectives' shapes across ranks before the tpu backend runs them."""
-    init()
+    collectives' shapes across ranks before the tpu backend runs them. The
+    group is made without a backend name: the wrapped tpu backend must also
+    serve CPU tensors and the group's default (barrier)."""
+    init(backend=None)
+    dist.barrier()
+    t = torch.ones(2)
+    dist.all_reduce(t)
+    check(t, torch.full((2,), float(WORLD)), "CPU all_reduce under DETAIL")
     try:
         dist.all_reduce(torch.ones(3 + RANK, device="tpu"))
     except RuntimeError as e:
@@ -341,14 +363,25 @@ def scenario_ddp() -> None:
     for (name, p), q in zip(ddp.module.named_parameters(), reference.parameters()):
         check(p, q.detach(), f"DDP parameter {name}", atol=2e-5)
 
-    # no_sync accumulates locally; the next synced backward averages the sum.
+    # no_sync accumulates locally; the next synced backward averages the
+    # ranks' sums: mean over r of (grad on A_r + grad on B_r).
     ddp.zero_grad()
     x, y = next(batches(1))
+    quarters = list(zip(x.chunk(2 * WORLD), y.chunk(2 * WORLD)))
+    (xa, ya), (xb, yb) = quarters[2 * RANK], quarters[2 * RANK + 1]
     with ddp.no_sync():
-        nn.functional.mse_loss(ddp(x[:2].to("tpu")), y[:2].to("tpu")).backward()
-    local = [p.grad.cpu().clone() for p in ddp.parameters()]
-    nn.functional.mse_loss(ddp(x[2:4].to("tpu")), y[2:4].to("tpu")).backward()
-    assert any(not torch.equal(a, p.grad.cpu()) for a, p in zip(local, ddp.parameters()))
+        nn.functional.mse_loss(ddp(xa.to("tpu")), ya.to("tpu")).backward()
+    nn.functional.mse_loss(ddp(xb.to("tpu")), yb.to("tpu")).backward()
+    expected = [torch.zeros_like(p, device="cpu") for p in ddp.parameters()]
+    for r in range(WORLD):
+        plain = copy.deepcopy(ddp.module).cpu()
+        plain.zero_grad(set_to_none=True)
+        for xq, yq in quarters[2 * r:2 * r + 2]:
+            nn.functional.mse_loss(plain(xq), yq).backward()
+        for e, p in zip(expected, plain.parameters()):
+            e += p.grad / WORLD
+    for p, e in zip(ddp.parameters(), expected):
+        check(p.grad, e, "DDP gradient after no_sync", atol=2e-5)
 
     # A communication hook: gradients all-reduced in float16.
     from torch.distributed.algorithms.ddp_comm_hooks import default_hooks

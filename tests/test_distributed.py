@@ -9,6 +9,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -27,29 +28,34 @@ def run_scenario(name: str, tmp_path: Path, world_size: int = 2, **env_vars: str
     env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()),
                PYTHONWARNINGS="ignore::FutureWarning", TORCH_TPU_TEST_DIR=str(tmp_path),
                **env_vars)
-    procs = [
-        subprocess.Popen(
-            [sys.executable, str(WORKER), name, str(rank), str(world_size)],
-            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True,
-        )
-        for rank in range(world_size)
-    ]
-    outputs = []
+    # Each rank writes to its own file: a rank blocked on a full pipe would
+    # stall the others in their next collective.
+    logs = [tmp_path / f"rank{rank}.log" for rank in range(world_size)]
+    procs = []
+    for rank, log in enumerate(logs):
+        with open(log, "w") as out:
+            procs.append(subprocess.Popen(
+                [sys.executable, str(WORKER), name, str(rank), str(world_size)],
+                cwd=tmp_path, env=env, stdout=out, stderr=subprocess.STDOUT,
+            ))
+    deadline = time.monotonic() + TIMEOUT_S
+    timed_out = False
     try:
         for p in procs:
-            outputs.append(p.communicate(timeout=TIMEOUT_S)[0])
+            p.wait(timeout=max(deadline - time.monotonic(), 1))
     except subprocess.TimeoutExpired:
+        timed_out = True
         for p in procs:
             p.kill()
-        tails = "\n".join(f"--- rank {rank}:\n{p.communicate()[0][-2000:]}"
-                          for rank, p in enumerate(procs))
-        pytest.fail(f"scenario {name} did not finish in {TIMEOUT_S} s:\n{tails}")
-    failed = [(rank, out) for rank, (p, out) in enumerate(zip(procs, outputs))
-              if p.returncode != 0]
+            p.wait()
+    tails = {rank: log.read_text()[-4000:] for rank, log in enumerate(logs)}
+    if timed_out:
+        pytest.fail(f"scenario {name} did not finish in {TIMEOUT_S} s:\n"
+                    + "\n".join(f"--- rank {r}:\n{t}" for r, t in tails.items()))
+    failed = [rank for rank, p in enumerate(procs) if p.returncode != 0]
     if failed:
-        report = "\n".join(f"--- rank {rank}:\n{out[-4000:]}" for rank, out in failed)
-        pytest.fail(f"scenario {name} failed:\n{report}")
+        pytest.fail(f"scenario {name} failed:\n"
+                    + "\n".join(f"--- rank {r}:\n{tails[r]}" for r in failed))
 
 
 @pytest.mark.parametrize("scenario", [

@@ -20,6 +20,11 @@ import torch.distributed as dist
 
 from torch_tpu import _C
 
+try:
+    from torch._C._distributed_c10d import _ProcessGroupWrapper
+except ImportError:  # a torch without gloo has no wrapper
+    _ProcessGroupWrapper = ()
+
 BACKEND_NAME = "tpu"
 
 
@@ -52,7 +57,12 @@ def _complete_accelerator_only_group(pg) -> None:
         backend = pg._get_backend(torch.device("tpu"))
     except RuntimeError:
         return
-    if isinstance(backend, _C.distributed.ProcessGroupTPU):
+    # TORCH_DISTRIBUTED_DEBUG=DETAIL wraps the backend in a checker; the
+    # checker itself is what the group must use for CPU tensors too.
+    inner = backend
+    while isinstance(inner, _ProcessGroupWrapper):
+        inner = inner.wrapped_pg
+    if isinstance(inner, _C.distributed.ProcessGroupTPU):
         custom = dist.ProcessGroup.BackendType.CUSTOM
         pg._register_backend(cpu, custom, backend)
         pg._set_default_backend(custom)

@@ -70,9 +70,8 @@ void copy_back(TensorList& targets, const TensorList& hosts) {
   for (size_t i = 0; i < targets.size(); ++i) copy_back(targets[i], hosts[i]);
 }
 
-c10::intrusive_ptr<Work> done(TensorList outputs, OpType type,
-                              const char* title) {
-  return c10::make_intrusive<StagedWork>(std::move(outputs), type, title);
+c10::intrusive_ptr<Work> done(TensorList outputs, OpType type) {
+  return c10::make_intrusive<StagedWork>(std::move(outputs), type);
 }
 
 void check_same_dtype(std::string_view op, const at::Tensor& a,
@@ -104,6 +103,11 @@ void ProcessGroupTPU::setTimeout(std::chrono::milliseconds timeout) {
   host_->setTimeout(timeout);
 }
 
+void ProcessGroupTPU::setGroupUid(const std::string& pg_uid) {
+  c10d::Backend::setGroupUid(pg_uid);
+  host_->setGroupUid(pg_uid);
+}
+
 void ProcessGroupTPU::setSequenceNumberForGroup() {
   host_->setSequenceNumberForGroup();
 }
@@ -113,8 +117,10 @@ uint64_t ProcessGroupTPU::getSequenceNumberForGroup() {
 }
 
 void ProcessGroupTPU::reduce_on_host(TensorList& hosts, const ReduceOp& op,
+                                     std::chrono::milliseconds timeout,
                                      std::string_view caller) {
   c10d::AllreduceOptions host_opts;
+  host_opts.timeout = timeout;
   const bool average = op.op_ == ReduceOp::AVG;
   if (average) {
     for (const auto& h : hosts) {
@@ -158,7 +164,7 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::broadcast(
   TensorList hosts = root ? host_values(tensors) : host_empty(tensors);
   host_->broadcast(hosts, opts)->wait();
   if (!root) copy_back(tensors, hosts);
-  return done(tensors, OpType::BROADCAST, "tpu:broadcast");
+  return done(tensors, OpType::BROADCAST);
 }
 
 c10::intrusive_ptr<Work> ProcessGroupTPU::allreduce(
@@ -169,19 +175,20 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::allreduce(
     return host_->allreduce(tensors, opts);
   }
   TensorList hosts = host_values(tensors);
-  reduce_on_host(hosts, opts.reduceOp, "all_reduce");
+  reduce_on_host(hosts, opts.reduceOp, opts.timeout, "all_reduce");
   copy_back(tensors, hosts);
-  return done(tensors, OpType::ALLREDUCE, "tpu:all_reduce");
+  return done(tensors, OpType::ALLREDUCE);
 }
 
 c10::intrusive_ptr<Work> ProcessGroupTPU::allreduce_coalesced(
     TensorList& tensors, const c10d::AllreduceCoalescedOptions& opts) {
+  // One all-reduce per tensor, each finished before the next (those of CPU
+  // tensors go to gloo asynchronously: their Works are waited here).
   for (auto& t : tensors) {
     TensorList one{t};
-    allreduce(one, opts);
+    allreduce(one, opts)->wait();
   }
-  return done(tensors, OpType::ALLREDUCE_COALESCED,
-              "tpu:all_reduce_coalesced");
+  return done(tensors, OpType::ALLREDUCE_COALESCED);
 }
 
 c10::intrusive_ptr<Work> ProcessGroupTPU::reduce(
@@ -195,9 +202,9 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::reduce(
   // (the others' inputs stay as they were, which reduce allows).
   TensorList hosts;
   for (const auto& t : tensors) hosts.push_back(host_copy(t));
-  reduce_on_host(hosts, opts.reduceOp, "reduce");
+  reduce_on_host(hosts, opts.reduceOp, opts.timeout, "reduce");
   if (getRank() == opts.rootRank) copy_back(tensors, hosts);
-  return done(tensors, OpType::REDUCE, "tpu:reduce");
+  return done(tensors, OpType::REDUCE);
 }
 
 c10::intrusive_ptr<Work> ProcessGroupTPU::allgather(
@@ -215,7 +222,7 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::allgather(
     copy_back(outputs[i], host_outputs[i]);
     results.insert(results.end(), outputs[i].begin(), outputs[i].end());
   }
-  return done(std::move(results), OpType::ALLGATHER, "tpu:all_gather");
+  return done(std::move(results), OpType::ALLGATHER);
 }
 
 c10::intrusive_ptr<Work> ProcessGroupTPU::_allgather_base(
@@ -234,7 +241,7 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::_allgather_base(
   TensorList host_inputs{host_values(input)};
   host_->allgather(host_outputs, host_inputs, opts)->wait();
   copy_back(output, host_output.view(output.sizes()));
-  return done({output}, OpType::_ALLGATHER_BASE, "tpu:all_gather_into_tensor");
+  return done({output}, OpType::_ALLGATHER_BASE);
 }
 
 c10::intrusive_ptr<Work> ProcessGroupTPU::allgather_coalesced(
@@ -247,12 +254,11 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::allgather_coalesced(
   for (size_t i = 0; i < inputs.size(); ++i) {
     std::vector<TensorList> outputs{output_lists[i]};
     TensorList input{inputs[i]};
-    allgather(outputs, input, opts);
+    allgather(outputs, input, opts)->wait();
     results.insert(results.end(), output_lists[i].begin(),
                    output_lists[i].end());
   }
-  return done(std::move(results), OpType::ALLGATHER_COALESCED,
-              "tpu:all_gather_coalesced");
+  return done(std::move(results), OpType::ALLGATHER_COALESCED);
 }
 
 c10::intrusive_ptr<Work> ProcessGroupTPU::allgather_into_tensor_coalesced(
@@ -265,8 +271,7 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::allgather_into_tensor_coalesced(
   for (size_t i = 0; i < inputs.size(); ++i) {
     _allgather_base(outputs[i], inputs[i], opts);
   }
-  return done(outputs, OpType::COALESCED,
-              "tpu:all_gather_into_tensor_coalesced");
+  return done(outputs, OpType::COALESCED);
 }
 
 c10::intrusive_ptr<Work> ProcessGroupTPU::gather(
@@ -284,7 +289,7 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::gather(
     copy_back(outputs[i], host_outputs[i]);
     results.insert(results.end(), outputs[i].begin(), outputs[i].end());
   }
-  return done(std::move(results), OpType::GATHER, "tpu:gather");
+  return done(std::move(results), OpType::GATHER);
 }
 
 c10::intrusive_ptr<Work> ProcessGroupTPU::scatter(
@@ -298,7 +303,7 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::scatter(
   TensorList host_outputs = host_empty(outputs);
   host_->scatter(host_outputs, host_inputs, opts)->wait();
   copy_back(outputs, host_outputs);
-  return done(outputs, OpType::SCATTER, "tpu:scatter");
+  return done(outputs, OpType::SCATTER);
 }
 
 // Reduce-scatter is an all-reduce of the whole input on the host, of which
@@ -323,11 +328,11 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::reduce_scatter(
     flat_inputs.push_back(host_values(piece).reshape({-1}));
   }
   TensorList hosts{at::cat(flat_inputs)};
-  reduce_on_host(hosts, opts.reduceOp, op);
+  reduce_on_host(hosts, opts.reduceOp, opts.timeout, op);
   copy_back(output, hosts[0]
                         .narrow(0, getRank() * output.numel(), output.numel())
                         .view(output.sizes()));
-  return done(outputs, OpType::REDUCE_SCATTER, "tpu:reduce_scatter");
+  return done(outputs, OpType::REDUCE_SCATTER);
 }
 
 c10::intrusive_ptr<Work> ProcessGroupTPU::_reduce_scatter_base(
@@ -338,12 +343,11 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::_reduce_scatter_base(
   check_numel(op, input, output.numel() * getSize(),
               "the input (the output's size times the group's)");
   TensorList hosts{host_copy(input).reshape({-1})};
-  reduce_on_host(hosts, opts.reduceOp, op);
+  reduce_on_host(hosts, opts.reduceOp, opts.timeout, op);
   copy_back(output, hosts[0]
                         .narrow(0, getRank() * output.numel(), output.numel())
                         .view(output.sizes()));
-  return done({output}, OpType::_REDUCE_SCATTER_BASE,
-              "tpu:reduce_scatter_tensor");
+  return done({output}, OpType::_REDUCE_SCATTER_BASE);
 }
 
 c10::intrusive_ptr<Work> ProcessGroupTPU::reduce_scatter_tensor_coalesced(
@@ -356,8 +360,7 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::reduce_scatter_tensor_coalesced(
   for (size_t i = 0; i < inputs.size(); ++i) {
     _reduce_scatter_base(outputs[i], inputs[i], opts);
   }
-  return done(outputs, OpType::COALESCED,
-              "tpu:reduce_scatter_tensor_coalesced");
+  return done(outputs, OpType::COALESCED);
 }
 
 c10::intrusive_ptr<Work> ProcessGroupTPU::alltoall_base(
@@ -376,7 +379,7 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::alltoall_base(
                        input_split_sizes, opts)
       ->wait();
   copy_back(output, host_output);
-  return done({output}, OpType::ALLTOALL_BASE, "tpu:all_to_all_single");
+  return done({output}, OpType::ALLTOALL_BASE);
 }
 
 // A list all-to-all is one flat all_to_all_single whose splits are the
@@ -414,7 +417,7 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::alltoall(
     copy_back(t, host_output.narrow(0, offset, t.numel()).view(t.sizes()));
     offset += t.numel();
   }
-  return done(outputs, OpType::ALLTOALL, "tpu:all_to_all");
+  return done(outputs, OpType::ALLTOALL);
 }
 
 // Point-to-point transfers return while the host transfer runs; the host
@@ -424,8 +427,8 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::send(TensorList& tensors,
   if (!any_on_tpu(tensors)) return host_->send(tensors, dst_rank, tag);
   TensorList hosts = host_values(tensors);
   auto host_work = host_->send(hosts, dst_rank, tag);
-  return c10::make_intrusive<PendingWork>(
-      std::move(host_work), tensors, [hosts] {}, OpType::SEND, "tpu:send");
+  return c10::make_intrusive<PendingWork>(std::move(host_work), tensors,
+                                          [hosts] {}, OpType::SEND);
 }
 
 c10::intrusive_ptr<Work> ProcessGroupTPU::recv(TensorList& tensors,
@@ -436,7 +439,7 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::recv(TensorList& tensors,
   return c10::make_intrusive<PendingWork>(
       std::move(host_work), tensors,
       [targets = tensors, hosts]() mutable { copy_back(targets, hosts); },
-      OpType::RECV, "tpu:recv");
+      OpType::RECV);
 }
 
 c10::intrusive_ptr<Work> ProcessGroupTPU::recvAnysource(TensorList& tensors,
@@ -447,7 +450,7 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::recvAnysource(TensorList& tensors,
   return c10::make_intrusive<PendingWork>(
       std::move(host_work), tensors,
       [targets = tensors, hosts]() mutable { copy_back(targets, hosts); },
-      OpType::RECVANYSOURCE, "tpu:recv_anysource");
+      OpType::RECVANYSOURCE);
 }
 
 c10::intrusive_ptr<Work> ProcessGroupTPU::barrier(

@@ -25,6 +25,9 @@ class ProcessGroupTPU : public c10d::Backend {
 
   const std::string getBackendName() const override { return "tpu"; }
   void setTimeout(std::chrono::milliseconds timeout) override;
+  void setGroupUid(const std::string& pg_uid) override;
+  void abort() override { host_->abort(); }
+  void shutdown() override { host_->shutdown(); }
   void setSequenceNumberForGroup() override;
   uint64_t getSequenceNumberForGroup() override;
 
@@ -95,7 +98,9 @@ class ProcessGroupTPU : public c10d::Backend {
   // Reduces host tensors in place across the group with `op`, including the
   // ops gloo lacks (AVG, PREMUL_SUM: a sum, scaled before or after).
   void reduce_on_host(std::vector<at::Tensor>& host_tensors,
-                      const c10d::ReduceOp& op, std::string_view caller);
+                      const c10d::ReduceOp& op,
+                      std::chrono::milliseconds timeout,
+                      std::string_view caller);
 
   c10::intrusive_ptr<c10d::Backend> host_;
 };

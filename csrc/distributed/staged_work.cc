@@ -24,9 +24,10 @@ std::vector<c10::Device> devices_of(const std::vector<at::Tensor>& tensors) {
 
 }  // namespace
 
-StagedWork::StagedWork(std::vector<at::Tensor> outputs, c10d::OpType type,
-                       const char* profiling_title)
-    : c10d::Work(-1, type, profiling_title),
+// No profiling title: the Work would open a profiler range only after the
+// collective finished. The dispatcher's c10d op is recorded around it.
+StagedWork::StagedWork(std::vector<at::Tensor> outputs, c10d::OpType type)
+    : c10d::Work(-1, type),
       outputs_(std::move(outputs)),
       future_(c10::make_intrusive<c10::ivalue::Future>(
           c10::ListType::ofTensors(), devices_of(outputs_))) {
@@ -36,19 +37,15 @@ StagedWork::StagedWork(std::vector<at::Tensor> outputs, c10d::OpType type,
 
 PendingWork::PendingWork(c10::intrusive_ptr<c10d::Work> host_work,
                          std::vector<at::Tensor> outputs,
-                         std::function<void()> complete, c10d::OpType type,
-                         const char* profiling_title)
-    : c10d::Work(-1, type, profiling_title),
+                         std::function<void()> complete, c10d::OpType type)
+    : c10d::Work(-1, type),
       host_work_(std::move(host_work)),
       outputs_(std::move(outputs)),
-      complete_(std::move(complete)),
-      future_(c10::make_intrusive<c10::ivalue::Future>(
-          c10::ListType::ofTensors(), devices_of(outputs_))) {}
+      complete_(std::move(complete)) {}
 
 void PendingWork::complete_once() {
   std::call_once(completed_once_, [this] {
     if (complete_) complete_();
-    future_->markCompleted(c10::IValue(outputs_));
     finish();
   });
 }
@@ -62,15 +59,12 @@ bool PendingWork::isCompleted() {
 
 bool PendingWork::isSuccess() const { return host_work_->isSuccess(); }
 
+// A transfer the host backend reports as not done (aborted) leaves the tpu
+// tensors as they were.
 bool PendingWork::wait(std::chrono::milliseconds timeout) {
-  host_work_->wait(timeout);
+  if (!host_work_->wait(timeout)) return false;
   complete_once();
   return true;
-}
-
-c10::intrusive_ptr<c10::ivalue::Future> PendingWork::getFuture() {
-  wait(kNoTimeout);
-  return future_;
 }
 
 }  // namespace torch_tpu::distributed

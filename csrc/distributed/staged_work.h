@@ -7,7 +7,8 @@
 // PendingWork: a point-to-point transfer still running on the host backend,
 // which must not block the caller (isend before irecv on both peers is a
 // correct program). Waiting for it finishes the host transfer and then copies
-// what was received into the tpu tensors.
+// what was received into the tpu tensors, on the waiting thread. It has no
+// future, as gloo's point-to-point Works have none.
 #pragma once
 
 #include <torch/csrc/distributed/c10d/Work.hpp>
@@ -20,8 +21,7 @@ namespace torch_tpu::distributed {
 
 class StagedWork : public c10d::Work {
  public:
-  StagedWork(std::vector<at::Tensor> outputs, c10d::OpType type,
-             const char* profiling_title);
+  StagedWork(std::vector<at::Tensor> outputs, c10d::OpType type);
 
   bool isCompleted() override { return true; }
   bool isSuccess() const override { return true; }
@@ -40,16 +40,14 @@ class PendingWork : public c10d::Work {
  public:
   PendingWork(c10::intrusive_ptr<c10d::Work> host_work,
               std::vector<at::Tensor> outputs, std::function<void()> complete,
-              c10d::OpType type, const char* profiling_title);
+              c10d::OpType type);
 
   bool isCompleted() override;
   bool isSuccess() const override;
   bool wait(std::chrono::milliseconds timeout) override;
+  void abort() override { host_work_->abort(); }
   int sourceRank() const override { return host_work_->sourceRank(); }
   std::vector<at::Tensor> result() override { return outputs_; }
-  // Waits for the transfer: a future of tpu values can only be completed
-  // once they are on the device.
-  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
 
  private:
   void complete_once();
@@ -58,7 +56,6 @@ class PendingWork : public c10d::Work {
   std::vector<at::Tensor> outputs_;
   std::function<void()> complete_;
   std::once_flag completed_once_;
-  c10::intrusive_ptr<c10::ivalue::Future> future_;
 };
 
 }  // namespace torch_tpu::distributed

@@ -3,11 +3,12 @@
 //
 // Once enabled, every launch tracked by the device queue is timed: its work
 // is taken to run from its launch (or the previous completion, if later)
-// to its completion, the device being one in-order queue. The device's busy
-// clock is the sum of those spans. A marker reads the busy clock once all
-// work launched before it has completed, so the difference of two markers is
-// the device time of the work launched between them: zero for an op that
-// launched nothing, whatever the device was doing meanwhile.
+// to its completion. The device's busy clock is the sum of those spans. A
+// marker reads the busy clock once every launch before it has completed
+// (launches are numbered; completions out of order are held back until the
+// ones before them arrive), so the difference of two markers is the device
+// time of the work launched between them: zero for an op that launched
+// nothing, whatever the device was doing meanwhile.
 #pragma once
 
 #include <atomic>
