@@ -346,6 +346,15 @@ def cpu_reference(model: nn.Module, optimizer_type, steps: int, **opt_args) -> n
     return reference
 
 
+def train_on_shards(model, optimizer, steps: int) -> None:
+    """`steps` steps, each on this rank's share of the batch."""
+    for x, y in batches(steps):
+        x, y = x.chunk(WORLD)[RANK].to("tpu"), y.chunk(WORLD)[RANK].to("tpu")
+        nn.functional.mse_loss(model(x), y).backward()
+        optimizer.step()
+        optimizer.zero_grad()
+
+
 def scenario_ddp() -> None:
     from torch.nn.parallel import DistributedDataParallel as DDP
 
@@ -355,11 +364,7 @@ def scenario_ddp() -> None:
     # Tiny buckets: several all-reduces per backward.
     ddp = DDP(copy.deepcopy(model).to("tpu"), bucket_cap_mb=0.0005)
     optimizer = torch.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9)
-    for x, y in batches(3):
-        x, y = x.chunk(WORLD)[RANK].to("tpu"), y.chunk(WORLD)[RANK].to("tpu")
-        nn.functional.mse_loss(ddp(x), y).backward()
-        optimizer.step()
-        optimizer.zero_grad()
+    train_on_shards(ddp, optimizer, 3)
     for (name, p), q in zip(ddp.module.named_parameters(), reference.parameters()):
         check(p, q.detach(), f"DDP parameter {name}", atol=2e-5)
 
@@ -426,11 +431,7 @@ def scenario_fsdp2() -> None:
         assert isinstance(p, DTensor) and p.device.type == "tpu", type(p)
         assert p.to_local().shape[0] == -(-p.shape[0] // WORLD), p.to_local().shape
     optimizer = torch.optim.AdamW(sharded.parameters(), lr=0.01)
-    for x, y in batches(3):
-        x, y = x.chunk(WORLD)[RANK].to("tpu"), y.chunk(WORLD)[RANK].to("tpu")
-        nn.functional.mse_loss(sharded(x), y).backward()
-        optimizer.step()
-        optimizer.zero_grad()
+    train_on_shards(sharded, optimizer, 3)
     for (name, p), q in zip(sharded.named_parameters(), reference.parameters()):
         check(p.full_tensor(), q.detach(), f"FSDP2 parameter {name}", atol=2e-5)
 
@@ -526,11 +527,7 @@ def scenario_compiled() -> None:
     reference = cpu_reference(model, torch.optim.SGD, 4, lr=0.1)
     ddp = torch.compile(DDP(copy.deepcopy(model).to("tpu")), backend="tpu")
     optimizer = torch.optim.SGD(ddp.parameters(), lr=0.1)
-    for x, y in batches(4):
-        x, y = x.chunk(WORLD)[RANK].to("tpu"), y.chunk(WORLD)[RANK].to("tpu")
-        nn.functional.mse_loss(ddp(x), y).backward()
-        optimizer.step()
-        optimizer.zero_grad()
+    train_on_shards(ddp, optimizer, 4)
     for p, q in zip(ddp.parameters(), reference.parameters()):
         check(p, q.detach(), "compiled DDP parameter", atol=2e-5)
 

@@ -70,6 +70,25 @@ void copy_back(TensorList& targets, const TensorList& hosts) {
   for (size_t i = 0; i < targets.size(); ++i) copy_back(targets[i], hosts[i]);
 }
 
+std::vector<TensorList> host_empty(const std::vector<TensorList>& lists) {
+  std::vector<TensorList> hosts;
+  hosts.reserve(lists.size());
+  for (const auto& list : lists) hosts.push_back(host_empty(list));
+  return hosts;
+}
+
+// Copies each host list into its targets; returns the targets, flattened
+// (the outputs of the Work).
+TensorList copy_back(std::vector<TensorList>& targets,
+                     const std::vector<TensorList>& hosts) {
+  TensorList flat;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    copy_back(targets[i], hosts[i]);
+    flat.insert(flat.end(), targets[i].begin(), targets[i].end());
+  }
+  return flat;
+}
+
 c10::intrusive_ptr<Work> done(TensorList outputs, OpType type) {
   return c10::make_intrusive<StagedWork>(std::move(outputs), type);
 }
@@ -214,15 +233,9 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::allgather(
     return host_->allgather(outputs, inputs, opts);
   }
   TensorList host_inputs = host_values(inputs);
-  std::vector<TensorList> host_outputs;
-  for (const auto& list : outputs) host_outputs.push_back(host_empty(list));
+  std::vector<TensorList> host_outputs = host_empty(outputs);
   host_->allgather(host_outputs, host_inputs, opts)->wait();
-  TensorList results;
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    copy_back(outputs[i], host_outputs[i]);
-    results.insert(results.end(), outputs[i].begin(), outputs[i].end());
-  }
-  return done(std::move(results), OpType::ALLGATHER);
+  return done(copy_back(outputs, host_outputs), OpType::ALLGATHER);
 }
 
 c10::intrusive_ptr<Work> ProcessGroupTPU::_allgather_base(
@@ -281,15 +294,9 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::gather(
     return host_->gather(outputs, inputs, opts);
   }
   TensorList host_inputs = host_values(inputs);
-  std::vector<TensorList> host_outputs;
-  for (const auto& list : outputs) host_outputs.push_back(host_empty(list));
+  std::vector<TensorList> host_outputs = host_empty(outputs);
   host_->gather(host_outputs, host_inputs, opts)->wait();
-  TensorList results;
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    copy_back(outputs[i], host_outputs[i]);
-    results.insert(results.end(), outputs[i].begin(), outputs[i].end());
-  }
-  return done(std::move(results), OpType::GATHER);
+  return done(copy_back(outputs, host_outputs), OpType::GATHER);
 }
 
 c10::intrusive_ptr<Work> ProcessGroupTPU::scatter(
