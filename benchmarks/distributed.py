@@ -9,8 +9,9 @@ tpu backend and CPU tensors through gloo. Prints, from rank 0:
 - all_reduce (sum, float32) per message size: milliseconds per call with
   tpu tensors and with CPU tensors, their ratio, and the tpu bus bandwidth
   (2 (n - 1) / n times the bytes over the time, NCCL's convention);
-- a minGPT training step (examples/mingpt.py's model, AdamW) under DDP:
-  milliseconds per step with the model on tpu and on CPU, and their ratio.
+- a minGPT training step (examples/mingpt.py's model, AdamW) under DDP and
+  under FSDP2 (each block and the model sharded): milliseconds per step with
+  the model on tpu and on CPU, and their ratio.
 
 Each figure is the median over the timed calls, after warm-up calls.
 BENCHMARKS.md records the figures.
@@ -58,10 +59,10 @@ def report(result: dict, world: int) -> None:
     for size, tpu_ms, cpu_ms in result["all_reduce"]:
         bus = 2 * (world - 1) / world * size / (tpu_ms / 1e3) / 1e9
         print(f"| {size // 1024} KiB | {tpu_ms:.3f} | {cpu_ms:.3f} | {tpu_ms / cpu_ms:.2f}x | {bus:.3f} |")
-    tpu_ms, cpu_ms = result["ddp"]
-    print("\n| DDP minGPT step | tpu ms | CPU (gloo) ms | tpu / CPU time |")
+    print("\n| minGPT step, AdamW, batch 16 per rank | tpu ms | CPU (gloo) ms | tpu / CPU time |")
     print("|---|---|---|---|")
-    print(f"| AdamW, batch 16 per rank | {tpu_ms:.2f} | {cpu_ms:.2f} | {tpu_ms / cpu_ms:.2f}x |")
+    for strategy, (tpu_ms, cpu_ms) in result["steps"].items():
+        print(f"| {strategy} | {tpu_ms:.2f} | {cpu_ms:.2f} | {tpu_ms / cpu_ms:.2f}x |")
 
 
 def median_ms(fn, iters: int, warmup: int = 3) -> float:
@@ -81,6 +82,8 @@ def median_ms(fn, iters: int, warmup: int = 3) -> float:
 def rank_main(args) -> None:
     import torch
     import torch.distributed as dist
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
     from torch.nn.parallel import DistributedDataParallel as DDP
 
     import torch_tpu  # noqa: F401
@@ -107,26 +110,36 @@ def rank_main(args) -> None:
             times[device] = median_ms(call, args.iters)
         all_reduce.append((size, times["tpu"], times["cpu"]))
 
-    ddp = {}
+    steps = {}
     cfg = mingpt.GPTConfig(vocab_size=mingpt.corpus()[1])
-    for device in ("tpu", "cpu"):
-        torch.manual_seed(0)
-        model = DDP(mingpt.GPT(cfg).to(device))
-        optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.1)
-        next_windows = mingpt.windows(cfg, batch=16, seed=1 + rank)
+    for strategy in ("DDP", "FSDP2"):
+        times = {}
+        for device in ("tpu", "cpu"):
+            torch.manual_seed(0)
+            model = mingpt.GPT(cfg).to(device)
+            if strategy == "DDP":
+                model = DDP(model)
+            else:
+                mesh = init_device_mesh(device, (dist.get_world_size(),))
+                for block in model.blocks:
+                    fully_shard(block, mesh=mesh)
+                fully_shard(model, mesh=mesh)
+            optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.1)
+            next_windows = mingpt.windows(cfg, batch=16, seed=1 + rank)
 
-        def train_step(model=model, optimizer=optimizer, next_windows=next_windows,
-                       device=device):
-            chunk = next_windows().to(device)
-            _, loss = model(chunk[:, :-1], chunk[:, 1:])
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            optimizer.step()
-            loss.item()
+            def train_step(model=model, optimizer=optimizer, next_windows=next_windows,
+                           device=device):
+                chunk = next_windows().to(device)
+                _, loss = model(chunk[:, :-1], chunk[:, 1:])
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                optimizer.step()
+                loss.item()
 
-        ddp[device] = median_ms(train_step, args.steps)
+            times[device] = median_ms(train_step, args.steps)
+        steps[strategy] = [times["tpu"], times["cpu"]]
     if rank == 0:
-        print(json.dumps({"all_reduce": all_reduce, "ddp": [ddp["tpu"], ddp["cpu"]]}))
+        print(json.dumps({"all_reduce": all_reduce, "steps": steps}))
     dist.destroy_process_group()
 
 
