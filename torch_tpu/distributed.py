@@ -2,9 +2,9 @@
 
 ``torch.distributed.init_process_group("tpu")`` makes a process group whose
 collectives take tpu tensors (and CPU tensors, so one group serves both).
-Without a backend argument, ``init_process_group()`` picks ``"tpu"`` for tpu
-tensors and gloo for CPU tensors, as it picks NCCL for CUDA. DDP, FSDP2
-(``fully_shard``), DeviceMesh and DTensor / tensor parallelism run on it.
+Without a backend argument, ``init_process_group()`` picks ``"tpu"`` too, as
+it picks NCCL on CUDA machines. DDP, FSDP2 (``fully_shard``), DeviceMesh and
+DTensor / tensor parallelism run on it.
 
 The backend itself is C++ (``csrc/distributed/``). Between processes the data
 travels through gloo on the host: see ``docs/distributed.md`` for what that
