@@ -12,8 +12,10 @@ PY="$VENV/bin/python"
 # Pinned: the torch the extension is built against and the CPU PJRT plugin
 # (docs/plugins.md says why this one).
 TORCH_PIN="torch==2.13.0"
-# The Hugging Face libraries tests/test_huggingface.py runs tiny models of.
-HF_PINS=("transformers==5.23.0" "diffusers==0.42.1" "accelerate==1.15.0")
+# Libraries the tests exercise: the Hugging Face ones tests/test_huggingface.py
+# runs tiny models of, and JAX, whose lowered functions tests/test_kernels.py
+# runs as custom kernels (jax 0.10.2 is the newest for Python 3.11).
+TEST_PINS=("transformers==5.23.0" "diffusers==0.42.1" "accelerate==1.15.0" "jax==0.10.2" "jaxlib==0.10.2")
 CPU_PLUGIN_PIN="xla-cpu-pjrt==0.0.1"
 
 log() { printf '[dev.sh] %s\n' "$*" >&2; }
@@ -32,7 +34,7 @@ setup_venv() {
   TORCH_DEVICE_BACKEND_AUTOLOAD=0 "$PY" -I -c "
 import importlib.metadata as m, sys
 pins = dict(p.split('==') for p in sys.argv[1:])
-sys.exit(any(m.version(n) != v for n, v in pins.items()))" "${HF_PINS[@]}" 2>/dev/null || need+=("${HF_PINS[@]}")
+sys.exit(any(m.version(n) != v for n, v in pins.items()))" "${TEST_PINS[@]}" 2>/dev/null || need+=("${TEST_PINS[@]}")
   [ -f "$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so" ] || need+=("$CPU_PLUGIN_PIN")
   if [ ${#need[@]} -gt 0 ]; then
     log "installing ${need[*]}"

@@ -72,3 +72,5 @@ _compile.install()
 from torch_tpu import distributed as _distributed  # noqa: E402
 
 _distributed.install()
+
+from torch_tpu import kernels  # noqa: E402,F401

@@ -38,6 +38,15 @@ def _is_tpu(x) -> bool:
     return isinstance(x, torch.Tensor) and x.device.type == "tpu"
 
 
+def _runs_on_cpu(func) -> bool:
+    """Whether the op has a CPU kernel to compare with (a custom op may have
+    a tpu kernel only)."""
+    name = func._schema.name
+    if func._overloadname != "default":
+        name += "." + func._overloadname
+    return torch._C._dispatch_has_computed_kernel_for_dispatch_key(name, "CPU")
+
+
 def _default_tolerance(dtype: torch.dtype) -> tuple[float, float]:
     if dtype in (torch.bfloat16, torch.float16):
         return 2e-2, 1e-2
@@ -69,7 +78,7 @@ class DebugChecks(TorchDispatchMode):
             return func(*args, **kwargs)
         name = func._schema.name
         compare = (self.compare_cpu and name not in _NOT_COMPARED and not func.is_view
-                   and torch.Tag.nondeterministic_seeded not in func.tags)
+                   and torch.Tag.nondeterministic_seeded not in func.tags and _runs_on_cpu(func))
         if compare:
             to_cpu = lambda x: x.detach().cpu().clone() if _is_tpu(x) else x  # noqa: E731
             cpu_args, cpu_kwargs = tree_map(to_cpu, (args, kwargs))

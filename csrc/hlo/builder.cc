@@ -229,6 +229,31 @@ std::vector<Value> Builder::emit(std::string_view op_name,
                    region_texts);
 }
 
+std::vector<Value> Builder::call_function(const ImportedFunction& function,
+                                          const std::vector<Value>& operands) {
+  const std::string op_name = "func.call @" + function.symbol;
+  check_open(op_name);
+  if (operands.size() != function.parameter_types.size()) {
+    check::fail(op_name, "takes " + std::to_string(function.parameter_types.size()) + " operands, got " +
+                             std::to_string(operands.size()));
+  }
+  for (size_t i = 0; i < operands.size(); ++i) {
+    if (operands[i].type() != function.parameter_types[i]) {
+      check::fail(op_name, "operand " + std::to_string(i) + " must be " +
+                               function.parameter_types[i].to_string() + ", got " +
+                               operands[i].type().to_string());
+    }
+  }
+  bool known = false;
+  for (const std::string& s : function_symbols_) known = known || s == function.symbol;
+  if (!known) {
+    function_symbols_.push_back(function.symbol);
+    functions_text_ += function.text;
+  }
+  return append_op(reserve_id(), "func.call", operands, function.result_types,
+                   "callee = @" + function.symbol, {});
+}
+
 // ---- Regions ---------------------------------------------------------------
 
 std::string Builder::build_region(std::string_view op_name,
@@ -380,7 +405,9 @@ std::string Builder::build(const std::vector<Value>& results) {
     if (i) out += ", ";
     results[i].type().append_to(out);
   }
-  out += ") -> ()\n  }\n}\n";
+  out += ") -> ()\n  }\n";
+  out += functions_text_;
+  out += "}\n";
 
   built_ = true;
   blocks_[0].text.clear();

@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "hlo/module_import.h"
 #include "hlo/op_options.h"
 #include "hlo/types.h"
 #include "hlo/value.h"
@@ -75,6 +76,11 @@ class Builder {
                           const std::vector<TensorType>& result_types,
                           std::string_view attributes = {},
                           const std::vector<Region>& regions = {});
+  // Calls an imported module's entry function (a custom kernel) with
+  // operands of its parameter types; the module's functions are added to
+  // this module once, however often they are called.
+  std::vector<Value> call_function(const ImportedFunction& function,
+                                   const std::vector<Value>& operands);
   // Elementwise op by name ("stablehlo.sine", "chlo.erf", ...). The result
   // has x's type, except: is_finite / chlo.is_inf / chlo.is_pos_inf /
   // chlo.is_neg_inf give i1; real / imag / abs of complex give the real type.
@@ -330,6 +336,9 @@ class Builder {
   std::vector<TensorType> parameter_types_;
   std::vector<int64_t> parameter_aliases_;  // per parameter: result index, or -1
   std::vector<ValueRecord> records_;  // indexed by SSA id
+  // Imported functions, printed after @main.
+  std::vector<std::string> function_symbols_;
+  std::string functions_text_;
   std::vector<OpenBlock> blocks_;     // blocks_[0] is @main's body
 };
 

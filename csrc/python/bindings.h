@@ -13,5 +13,6 @@ void bind_device(pybind11::module_& m);
 void bind_aten(pybind11::module_& m);
 void bind_capture(pybind11::module_& m);
 void bind_distributed(pybind11::module_& m);
+void bind_kernels(pybind11::module_& m);
 
 }  // namespace torch_tpu::python

@@ -16,6 +16,7 @@ namespace torch_tpu::python {
 namespace {
 
 using hlo::Builder;
+using hlo::ImportedFunction;
 using hlo::TensorType;
 using hlo::Value;
 using Dims = std::vector<int64_t>;
@@ -28,6 +29,12 @@ TensorType tensor_type(const std::string& dtype, const Dims& dims) {
 std::vector<TensorType> tensor_types(const std::vector<TypeSpec>& specs) {
   std::vector<TensorType> out;
   for (const auto& [dtype, dims] : specs) out.push_back(tensor_type(dtype, dims));
+  return out;
+}
+
+std::vector<TypeSpec> type_specs(const std::vector<TensorType>& types) {
+  std::vector<TypeSpec> out;
+  for (const TensorType& t : types) out.emplace_back(std::string(short_name(t.dtype)), t.dims);
   return out;
 }
 
@@ -114,6 +121,15 @@ void bind_hlo(py::module_& m) {
       .def_property_readonly("shape", [](const Value& v) { return py::tuple(py::cast(v.dims())); })
       .def("__repr__", [](const Value& v) { return "<hlo.Value " + v.type().to_string() + ">"; });
 
+  py::class_<ImportedFunction>(h, "ImportedFunction")
+      .def_readonly("symbol", &ImportedFunction::symbol)
+      .def_readonly("text", &ImportedFunction::text)
+      .def_property_readonly("parameter_types", [](const ImportedFunction& f) { return type_specs(f.parameter_types); })
+      .def_property_readonly("result_types", [](const ImportedFunction& f) { return type_specs(f.result_types); });
+  h.def("import_module", [](const std::string& text, const std::string& symbol_prefix, const std::string& entry) {
+    return hlo::import_module(text, symbol_prefix, entry);
+  }, py::arg("module_text"), py::arg("symbol_prefix"), py::arg("entry") = "main");
+
   using B = Builder;
   py::class_<B> builder(h, "Builder");
   builder.def(py::init<std::string>(), py::arg("name") = "main")
@@ -127,6 +143,7 @@ void bind_hlo(py::module_& m) {
                       const std::vector<TypeSpec>& results, const std::string& attributes) {
         return b.emit(name, operands, tensor_types(results), attributes);
       }, py::arg("op_name"), py::arg("operands"), py::arg("result_types"), py::arg("attributes") = "")
+      .def("call_function", &B::call_function, py::arg("function"), py::arg("operands"))
       .def("unary", &B::unary)
       .def("binary", &B::binary);
 

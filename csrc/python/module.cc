@@ -14,4 +14,5 @@ PYBIND11_MODULE(_C, m) {
   torch_tpu::python::bind_aten(m);
   torch_tpu::python::bind_capture(m);
   torch_tpu::python::bind_distributed(m);
+  torch_tpu::python::bind_kernels(m);
 }

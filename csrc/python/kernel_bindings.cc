@@ -1,0 +1,33 @@
+// torch_tpu._C.kernels: custom kernels (csrc/aten/custom_kernel.h), the
+// layer under torch_tpu.kernels.
+#include <torch/csrc/utils/pybind.h>
+
+#include <pybind11/stl.h>
+
+#include "aten/custom_kernel.h"
+#include "python/bindings.h"
+
+namespace py = pybind11;
+
+namespace torch_tpu::python {
+
+void bind_kernels(py::module_& m) {
+  auto k = m.def_submodule("kernels", "Custom kernels: StableHLO modules run as tpu ops");
+  using Kernel = aten::CustomKernel;
+  py::class_<Kernel, std::shared_ptr<Kernel>>(k, "Kernel")
+      .def_property_readonly("name", [](const Kernel& kernel) { return kernel.op_name; })
+      .def_property_readonly("symbol", [](const Kernel& kernel) { return kernel.function.symbol; })
+      .def_property_readonly("text", [](const Kernel& kernel) { return kernel.function.text; },
+                             "The module's functions as they are added to a calling program")
+      .def_property_readonly("function", [](const Kernel& kernel) { return kernel.function; })
+      .def("__call__", [](const Kernel& kernel, const std::vector<at::Tensor>& inputs) {
+        return aten::run_custom_kernel(kernel, inputs);
+      }, py::arg("inputs"), py::call_guard<py::gil_scoped_release>())
+      .def("__repr__", [](const Kernel& kernel) { return "<torch_tpu kernel " + kernel.op_name + " @" +
+                                                         kernel.function.symbol + ">"; });
+  k.def("import_kernel", [](std::string name, const std::string& module_text) {
+    return std::const_pointer_cast<Kernel>(aten::import_custom_kernel(std::move(name), module_text));
+  }, py::arg("name"), py::arg("module_text"));
+}
+
+}  // namespace torch_tpu::python

@@ -1,0 +1,316 @@
+"""Custom kernels: your own StableHLO program as a tpu op.
+
+A kernel is a StableHLO module whose ``@main`` computes an op's results from
+its tensor inputs. It can be written three ways:
+
+* with the StableHLO builder (``torch_tpu._C.hlo.Builder``), in
+  ``register_stablehlo``;
+* in JAX, lowered by ``jax.jit`` (Pallas kernels included, which lower to a
+  ``tpu_custom_call`` on a TPU), in ``register_jax``;
+* as StableHLO text, in ``stablehlo_call``.
+
+The first two give a tpu implementation to a PyTorch custom op (one made with
+``torch.library.custom_op`` or ``torch.library.define``), so the op keeps
+everything PyTorch builds on it: its CPU implementation, ``register_autograd``
+for its backward, ``torch.compile`` (the op stays one node of the graph),
+and a fake implementation derived from the kernel when the op has none.
+
+The kernel's module is built once per signature (its inputs' dtypes and
+shapes, plus every non-tensor argument, which is baked into the program),
+then imported into whatever program runs it: its own program in strict
+eager, the pending graph in fused eager, the compiled graph's program under
+``torch.compile(backend="tpu")``. Its cache key includes a fingerprint of the
+module's text, so an edited kernel never reuses a stale compiled program.
+Arguments that change from call to call (a learning rate, a step count)
+belong in 0-dim tensors: as Python numbers each new value builds and
+compiles a new program.
+
+Kernels are functional: they return new tensors. An op that mutates an input
+cannot have one.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import torch
+from torch.utils._pytree import tree_flatten, tree_unflatten
+
+from torch_tpu._C import hlo
+from torch_tpu._C import kernels as _kernels
+
+__all__ = ["register_stablehlo", "register_jax", "stablehlo_call", "built_kernels", "Kernel"]
+
+Kernel = _kernels.Kernel
+
+# torch dtypes <-> the builder's short names ("f32", "bf16", "pred", ...).
+_SHORT_NAMES = {
+    torch.bool: "pred", torch.int8: "s8", torch.int16: "s16", torch.int32: "s32", torch.int64: "s64",
+    torch.uint8: "u8", torch.uint16: "u16", torch.uint32: "u32", torch.uint64: "u64",
+    torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32", torch.float64: "f64",
+    torch.complex64: "c64", torch.complex128: "c128",
+}
+_TORCH_DTYPES = {name: dtype for dtype, name in _SHORT_NAMES.items()}
+
+
+def _short_name(dtype: torch.dtype, op: str) -> str:
+    try:
+        return _SHORT_NAMES[dtype]
+    except KeyError:
+        raise TypeError(f"{op}: dtype {dtype} is not supported by tpu kernels") from None
+
+
+def _run(kernel: Kernel, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+    return kernel(list(inputs))
+
+
+def _empty_results(kernel: Kernel, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+    """Results of the kernel's types, for fake (meta) tensors."""
+    device = inputs[0].device if inputs else torch.device("tpu")
+    return [torch.empty(shape, dtype=_TORCH_DTYPES[dtype], device=device)
+            for dtype, shape in kernel.function.result_types]
+
+
+# ---- stablehlo_call: a module's text, run as it is ----------------------------
+
+_text_kernels: dict[str, Kernel] = {}
+
+
+def _kernel_from_text(module: str) -> Kernel:
+    kernel = _text_kernels.get(module)
+    if kernel is None:
+        kernel = _text_kernels[module] = _kernels.import_kernel("torch_tpu::stablehlo_call", module)
+    return kernel
+
+
+@torch.library.custom_op("torch_tpu::stablehlo_call", mutates_args=())
+def _stablehlo_call(inputs: list[torch.Tensor], module: str) -> list[torch.Tensor]:
+    raise NotImplementedError(
+        "torch_tpu::stablehlo_call runs on tpu tensors only, got tensors on "
+        f"{sorted({str(t.device) for t in inputs})}")
+
+
+@_stablehlo_call.register_kernel("tpu")
+def _stablehlo_call_tpu(inputs, module):
+    return _run(_kernel_from_text(module), inputs)
+
+
+@_stablehlo_call.register_fake
+def _stablehlo_call_fake(inputs, module):
+    return _empty_results(_kernel_from_text(module), inputs)
+
+
+def stablehlo_call(module: str, *inputs: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """Runs the ``@main`` of StableHLO module text on tpu tensors.
+
+    ``module`` is MLIR text with static shapes, such as
+    ``jax.jit(f).lower(...).as_text()`` prints; ``inputs`` must match
+    ``@main``'s parameter types exactly. Returns its results as a tuple of
+    new tpu tensors. The call is one op (``torch_tpu::stablehlo_call``):
+    deferred in fused eager, one node under ``torch.compile``.
+    """
+    return tuple(torch.ops.torch_tpu.stablehlo_call(list(inputs), module))
+
+
+# ---- register_stablehlo / register_jax: kernels of custom ops -------------------
+
+def _overload(op) -> torch._ops.OpOverload:
+    """The OpOverload of a custom op given as a CustomOpDef, an OpOverload or
+    a qualified name ("mylib::op")."""
+    if isinstance(op, torch._library.custom_ops.CustomOpDef):
+        return op._opoverload
+    if isinstance(op, torch._ops.OpOverload):
+        return op
+    if isinstance(op, torch._ops.OpOverloadPacket):
+        return op.default
+    if isinstance(op, str):
+        namespace, _, name = op.partition("::")
+        name, _, overload = name.partition(".")
+        packet = getattr(getattr(torch.ops, namespace), name)
+        return getattr(packet, overload or "default")
+    raise TypeError(f"expected a custom op (torch.library.custom_op, an OpOverload or 'ns::name'), got {op!r}")
+
+
+def _has_fake(op, overload: torch._ops.OpOverload) -> bool:
+    if isinstance(op, torch._library.custom_ops.CustomOpDef):
+        return op._abstract_fn is not None
+    name = _KernelFamily.qualified_name(overload)
+    entry = torch._library.simple_registry.singleton.find(name)
+    return entry.fake_impl.kernel is not None or torch._C._dispatch_has_kernel_for_dispatch_key(name, "Meta")
+
+
+class _KernelFamily:
+    """One op's kernels: one per signature, made by `make` on first sight."""
+
+    def __init__(self, op, make: Callable[[list, Any, list], str], what: str):
+        self.overload = _overload(op)
+        schema = self.overload._schema
+        self.name = self.qualified_name(self.overload)
+        if any(a.alias_info is not None and a.alias_info.is_write for a in schema.arguments):
+            raise ValueError(f"{self.name}: {what} kernels are functional, and this op mutates an input "
+                             f"({schema}); return the new value instead")
+        self.returns = schema.returns
+        self.make = make
+        self.kernels: dict[tuple, Kernel] = {}
+
+    @staticmethod
+    def qualified_name(overload: torch._ops.OpOverload) -> str:
+        name = overload._schema.name
+        return name if overload._overloadname == "default" else f"{name}.{overload._overloadname}"
+
+    def signature(self, args, kwargs):
+        leaves, spec = tree_flatten((args, kwargs))
+        key = [spec]
+        tensors = []
+        for leaf in leaves:
+            if isinstance(leaf, torch.Tensor):
+                tensors.append(leaf)
+                key.append(("tensor", leaf.dtype, tuple(leaf.shape)))
+            else:
+                key.append((type(leaf), leaf))
+        return tuple(key), leaves, spec, tensors
+
+    def kernel(self, args, kwargs) -> tuple[Kernel, list[torch.Tensor]]:
+        key, leaves, spec, tensors = self.signature(args, kwargs)
+        try:
+            kernel = self.kernels.get(key)
+        except TypeError:
+            raise TypeError(f"{self.name}: the kernel's non-tensor arguments must be hashable "
+                            f"(they are part of its signature), got {leaves}") from None
+        if kernel is None:
+            text = self.make(leaves, spec, tensors)
+            kernel = self.kernels[key] = _kernels.import_kernel(self.name, text)
+            self.check_results(kernel)
+        return kernel, tensors
+
+    def check_results(self, kernel: Kernel) -> None:
+        n = len(kernel.function.result_types)
+        declared = [str(r.type) for r in self.returns]
+        if declared == ["List[Tensor]"]:
+            return
+        if declared != ["Tensor"] * len(declared):
+            raise TypeError(f"{self.name}: kernels can implement ops that return tensors, a tuple of tensors "
+                            f"or a list of tensors; this one returns ({', '.join(declared)})")
+        if n != len(declared):
+            raise TypeError(f"{self.name}: the kernel returns {n} tensors, the op declares {len(declared)}")
+
+    def wrap(self, results: list[torch.Tensor]):
+        if [str(r.type) for r in self.returns] == ["List[Tensor]"]:
+            return list(results)
+        return results[0] if len(results) == 1 else tuple(results)
+
+    def run(self, *args, **kwargs):
+        kernel, tensors = self.kernel(args, kwargs)
+        return self.wrap(_run(kernel, tensors))
+
+    def fake(self, *args, **kwargs):
+        kernel, tensors = self.kernel(args, kwargs)
+        return self.wrap(_empty_results(kernel, tensors))
+
+    def register(self, op) -> None:
+        torch.library.register_kernel(self.overload, "tpu", self.run)
+        if not _has_fake(op, self.overload):
+            torch.library.register_fake(self.overload, self.fake)
+        _families[self.name] = self
+
+
+# Per op (its qualified name): the family of its kernels.
+_families: dict[str, _KernelFamily] = {}
+
+
+def built_kernels(op) -> list[Kernel]:
+    """The kernels built so far for custom op ``op``, one per signature it
+    met, oldest first: ``.text`` is each one's StableHLO, ``.function`` its
+    parameter and result types."""
+    family = _families.get(_KernelFamily.qualified_name(_overload(op)))
+    return list(family.kernels.values()) if family else []
+
+
+def _results_list(out, name: str, kind) -> list:
+    results = list(out) if isinstance(out, (tuple, list)) else [out]
+    if not results or not all(isinstance(r, kind) for r in results):
+        raise TypeError(f"{name}: the kernel must return one value or a tuple of values, got {out!r}")
+    return results
+
+
+def register_stablehlo(op, build: Callable | None = None):
+    """Gives custom op ``op`` a tpu kernel written with the StableHLO builder.
+
+    ``build(b, *args, **kwargs)`` receives an ``hlo.Builder`` and the op's
+    arguments with each tensor replaced by an ``hlo.Value`` (a parameter of
+    the kernel: ``.dtype`` and ``.shape`` say what it is); other arguments
+    come as they were passed. It returns one ``hlo.Value`` or a tuple of
+    them: the op's results. Use as a decorator::
+
+        @torch.library.custom_op("mylib::softclip", mutates_args=())
+        def softclip(x: torch.Tensor, limit: float) -> torch.Tensor:
+            return limit * torch.tanh(x / limit)          # the CPU version
+
+        @torch_tpu.kernels.register_stablehlo(softclip)
+        def _(b, x, limit):
+            c = b.constant(limit, x.dtype, list(x.shape))
+            return b.multiply(c, b.tanh(b.divide(x, c)))
+
+    ``build`` runs once per signature, when the op first meets it.
+    """
+    def decorate(build_fn: Callable) -> Callable:
+        family = None
+
+        def make(leaves, spec, tensors):
+            b = hlo.Builder(family.name.replace("::", "_").replace(".", "_"))
+            values = iter([b.parameter(_short_name(t.dtype, family.name), list(t.shape)) for t in tensors])
+            args, kwargs = tree_unflatten([next(values) if isinstance(x, torch.Tensor) else x for x in leaves], spec)
+            return b.build(_results_list(build_fn(b, *args, **kwargs), family.name, hlo.Value))
+
+        family = _KernelFamily(op, make, "StableHLO")
+        family.register(op)
+        return build_fn
+
+    return decorate(build) if build is not None else decorate
+
+
+def register_jax(op, fn: Callable | None = None):
+    """Gives custom op ``op`` a tpu kernel written in JAX.
+
+    ``fn(*args, **kwargs)`` receives the op's arguments with each tensor
+    replaced by a JAX array of its dtype and shape, and returns a JAX array
+    or a tuple of them. It is lowered with ``jax.jit`` (64-bit types
+    enabled, so int64 and float64 tensors keep their types) once per
+    signature, and its StableHLO runs on the tpu device: JAX itself runs
+    nothing. Pallas kernels work where the device's compiler supports them
+    (``tpu_custom_call`` on a TPU; ``interpret=True`` lowers to plain
+    StableHLO anywhere). Needs ``jax`` installed.
+    """
+    def decorate(jax_fn: Callable) -> Callable:
+        family = None
+
+        def make(leaves, spec, tensors):
+            try:
+                import jax
+            except ImportError:
+                raise ImportError(f"{family.name}: register_jax kernels need jax (pip install jax)") from None
+            import numpy as np
+
+            def flat_fn(*arrays):
+                it = iter(arrays)
+                args, kwargs = tree_unflatten([next(it) if isinstance(x, torch.Tensor) else x for x in leaves], spec)
+                return jax_fn(*args, **kwargs)
+
+            with jax.enable_x64(True):
+                specs = [jax.ShapeDtypeStruct(tuple(t.shape), _jax_dtype(t.dtype, family.name, np))
+                         for t in tensors]
+                return jax.jit(flat_fn).lower(*specs).as_text()
+
+        family = _KernelFamily(op, make, "JAX")
+        family.register(op)
+        return jax_fn
+
+    return decorate(fn) if fn is not None else decorate
+
+
+def _jax_dtype(dtype: torch.dtype, op: str, np):
+    if dtype == torch.bfloat16:
+        import ml_dtypes
+        return ml_dtypes.bfloat16
+    _short_name(dtype, op)  # raises on types the device lacks
+    return np.dtype(str(dtype).removeprefix("torch."))
