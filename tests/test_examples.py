@@ -25,6 +25,7 @@ EXAMPLES = {
     "dlrm": (8, 2e-3),
     "unet": (6, 2e-3),
     "qwen": (6, 2e-3),  # Hugging Face Transformers' Qwen3ForCausalLM
+    "custom_kernel": (6, 2e-3),  # an op with StableHLO and JAX kernels
 }
 WARMUP_STEPS = 3  # the steps allowed to compile (the optimizer's first step differs)
 

@@ -282,6 +282,12 @@ def test_compiled_training_step_with_a_kernel_in_forward_and_backward():
         close(tpu_model.weight.grad, model.weight.grad)
 
 
+def test_dynamic_shapes_under_compile_are_refused_clearly():
+    compiled = torch.compile(lambda a: softclip(a, 1.0), backend="tpu", dynamic=True)
+    with pytest.raises(Exception, match="kerneltest::softclip: custom kernels are built for static shapes"):
+        compiled(to_tpu(torch.randn(5, 3)))
+
+
 # ---- stablehlo_call and the importer ------------------------------------------------
 
 MODULE = textwrap.dedent("""\
@@ -378,6 +384,17 @@ def test_inputs_of_another_type_or_device_are_refused():
         kernels.stablehlo_call(MODULE, to_tpu(torch.ones(4)))
     with pytest.raises(NotImplementedError, match="tpu tensors only"):
         kernels.stablehlo_call(MODULE, torch.ones(4), torch.tensor(1.0))
+
+
+@pytest.mark.skipif(runtime.platform() != "cpu", reason="the CPU plugin's message")
+def test_a_custom_call_the_plugin_lacks_fails_with_its_message():
+    text = textwrap.dedent("""\
+        module { func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+          %0 = stablehlo.custom_call @tpu_custom_call(%a) {backend_config = "x"} : (tensor<4xf32>) -> tensor<4xf32>
+          return %0 : tensor<4xf32> } }""")
+    with pytest.raises(RuntimeError, match="torch_tpu::stablehlo_call: compiling .* custom call to tpu_custom_call"):
+        kernels.stablehlo_call(text, to_tpu(torch.ones(4)))
+    assert (to_tpu(torch.ones(2)) + 1).cpu().tolist() == [2.0, 2.0]  # the device still works
 
 
 def test_registration_errors_name_the_op():

@@ -31,10 +31,9 @@ cannot have one.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import torch
-from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from torch_tpu._C import hlo
 from torch_tpu._C import kernels as _kernels
@@ -139,17 +138,56 @@ def _has_fake(op, overload: torch._ops.OpOverload) -> bool:
     return entry.fake_impl.kernel is not None or torch._C._dispatch_has_kernel_for_dispatch_key(name, "Meta")
 
 
+def _describe(value, key: list, tensors: list) -> None:
+    """Appends `value`'s part of a kernel signature to `key` and its tensors
+    to `tensors` (op arguments are tensors, scalars, or lists of them)."""
+    if isinstance(value, torch.Tensor):
+        if not all(type(d) is int for d in value.shape):
+            raise _SymbolicShape()
+        tensors.append(value)
+        key.append((value.dtype, value.shape))
+    elif isinstance(value, (list, tuple)):
+        key.append((type(value), len(value)))
+        for v in value:
+            _describe(v, key, tensors)
+    elif type(value) is float:
+        key.append((float, value.hex()))  # tells -0.0 from 0.0, and nan matches nan
+    else:
+        key.append((type(value), value))
+
+
+class _SymbolicShape(Exception):
+    pass
+
+
+def _substitute(value, replacements):
+    """`value` with each tensor replaced by the next of `replacements`."""
+    if isinstance(value, torch.Tensor):
+        return next(replacements)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_substitute(v, replacements) for v in value)
+    return value
+
+
+def _substitute_call(args: tuple, kwargs: dict, replacements: list):
+    """(args, kwargs) with their tensors replaced, in _describe's order."""
+    it = iter(replacements)
+    args = _substitute(args, it)
+    return args, {name: _substitute(v, it) for name, v in kwargs.items()}
+
+
 class _KernelFamily:
     """One op's kernels: one per signature, made by `make` on first sight."""
 
-    def __init__(self, op, make: Callable[[list, Any, list], str], what: str):
+    def __init__(self, op, make: Callable[[tuple, dict, list], str], what: str):
         self.overload = _overload(op)
         schema = self.overload._schema
         self.name = self.qualified_name(self.overload)
         if any(a.alias_info is not None and a.alias_info.is_write for a in schema.arguments):
             raise ValueError(f"{self.name}: {what} kernels are functional, and this op mutates an input "
                              f"({schema}); return the new value instead")
-        self.returns = schema.returns
+        self.declared = [str(r.type) for r in schema.returns]
+        self.returns_list = self.declared == ["List[Tensor]"]
         self.make = make
         self.kernels: dict[tuple, Kernel] = {}
 
@@ -158,35 +196,30 @@ class _KernelFamily:
         name = overload._schema.name
         return name if overload._overloadname == "default" else f"{name}.{overload._overloadname}"
 
-    def signature(self, args, kwargs):
-        leaves, spec = tree_flatten((args, kwargs))
-        key = [spec]
-        tensors = []
-        for leaf in leaves:
-            if isinstance(leaf, torch.Tensor):
-                tensors.append(leaf)
-                key.append(("tensor", leaf.dtype, tuple(leaf.shape)))
-            else:
-                key.append((type(leaf), leaf))
-        return tuple(key), leaves, spec, tensors
-
     def kernel(self, args, kwargs) -> tuple[Kernel, list[torch.Tensor]]:
-        key, leaves, spec, tensors = self.signature(args, kwargs)
+        key: list = [tuple(kwargs)]
+        tensors: list[torch.Tensor] = []
         try:
-            kernel = self.kernels.get(key)
+            for value in (args, tuple(kwargs.values())):
+                _describe(value, key, tensors)
+        except _SymbolicShape:
+            raise ValueError(f"{self.name}: custom kernels are built for static shapes; compile with "
+                             "dynamic=False (the default) and without mark_dynamic on its inputs") from None
+        try:
+            kernel = self.kernels.get(tuple(key))
         except TypeError:
             raise TypeError(f"{self.name}: the kernel's non-tensor arguments must be hashable "
-                            f"(they are part of its signature), got {leaves}") from None
+                            f"(they are part of its signature), got {args}, {kwargs}") from None
         if kernel is None:
-            text = self.make(leaves, spec, tensors)
-            kernel = self.kernels[key] = _kernels.import_kernel(self.name, text)
+            text = self.make(args, kwargs, tensors)
+            kernel = self.kernels[tuple(key)] = _kernels.import_kernel(self.name, text)
             self.check_results(kernel)
         return kernel, tensors
 
     def check_results(self, kernel: Kernel) -> None:
         n = len(kernel.function.result_types)
-        declared = [str(r.type) for r in self.returns]
-        if declared == ["List[Tensor]"]:
+        declared = self.declared
+        if self.returns_list:
             return
         if declared != ["Tensor"] * len(declared):
             raise TypeError(f"{self.name}: kernels can implement ops that return tensors, a tuple of tensors "
@@ -195,7 +228,7 @@ class _KernelFamily:
             raise TypeError(f"{self.name}: the kernel returns {n} tensors, the op declares {len(declared)}")
 
     def wrap(self, results: list[torch.Tensor]):
-        if [str(r.type) for r in self.returns] == ["List[Tensor]"]:
+        if self.returns_list:
             return list(results)
         return results[0] if len(results) == 1 else tuple(results)
 
@@ -256,11 +289,11 @@ def register_stablehlo(op, build: Callable | None = None):
     def decorate(build_fn: Callable) -> Callable:
         family = None
 
-        def make(leaves, spec, tensors):
+        def make(args, kwargs, tensors):
             b = hlo.Builder(family.name.replace("::", "_").replace(".", "_"))
-            values = iter([b.parameter(_short_name(t.dtype, family.name), list(t.shape)) for t in tensors])
-            args, kwargs = tree_unflatten([next(values) if isinstance(x, torch.Tensor) else x for x in leaves], spec)
-            return b.build(_results_list(build_fn(b, *args, **kwargs), family.name, hlo.Value))
+            params = [b.parameter(_short_name(t.dtype, family.name), list(t.shape)) for t in tensors]
+            build_args, build_kwargs = _substitute_call(args, kwargs, params)
+            return b.build(_results_list(build_fn(b, *build_args, **build_kwargs), family.name, hlo.Value))
 
         family = _KernelFamily(op, make, "StableHLO")
         family.register(op)
@@ -284,7 +317,7 @@ def register_jax(op, fn: Callable | None = None):
     def decorate(jax_fn: Callable) -> Callable:
         family = None
 
-        def make(leaves, spec, tensors):
+        def make(args, kwargs, tensors):
             try:
                 import jax
             except ImportError:
@@ -292,9 +325,8 @@ def register_jax(op, fn: Callable | None = None):
             import numpy as np
 
             def flat_fn(*arrays):
-                it = iter(arrays)
-                args, kwargs = tree_unflatten([next(it) if isinstance(x, torch.Tensor) else x for x in leaves], spec)
-                return jax_fn(*args, **kwargs)
+                jax_args, jax_kwargs = _substitute_call(args, kwargs, arrays)
+                return jax_fn(*jax_args, **jax_kwargs)
 
             with jax.enable_x64(True):
                 specs = [jax.ShapeDtypeStruct(tuple(t.shape), _jax_dtype(t.dtype, family.name, np))
