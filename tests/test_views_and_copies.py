@@ -173,3 +173,53 @@ def test_lazy_conjugate_and_negative_views_copy_like_cpu():
     out = torch.empty(5, dtype=torch.complex64, device="tpu")
     out.copy_(t.conj())
     torch.testing.assert_close(out.cpu(), x.conj())
+
+
+# ---- views at other offsets share one program ------------------------------------
+
+def new_compiles(fn) -> int:
+    before = runtime.cache_stats()["compiles"]
+    fn()
+    return runtime.cache_stats()["compiles"] - before
+
+
+@pytest.mark.parametrize("mode", ["strict", "fused"])
+def test_views_at_every_offset_share_one_program(mode):
+    import torch_tpu
+
+    x = torch.randn(12, 8, 6)
+    xt = to_tpu(x)
+    reads = {
+        "batch slice (contiguous)": lambda t, i: t[i:i + 3] * 2,
+        "select then transpose (nested view)": lambda t, i: t[i].t() + 1,
+        "column (stepped)": lambda t, i: t[:, i, 1:5].sum(0),
+        "unfold (overlapping: a gather)": lambda t, i: t[i].reshape(-1).unfold(0, 4, 2).sum(1),
+        "bytes of a float (another dtype)": lambda t, i: t.view(torch.uint8)[i, 1, 4:12].to(torch.int32),
+    }
+    with torch_tpu.eager_mode(mode):
+        for name, read in reads.items():
+            for i in (1, 2):  # offset 0 has its own program; the first nonzero one compiles
+                torch.testing.assert_close(read(xt, i).cpu(), read(x, i), msg=name)
+            for i in (3, 5, 7):
+                count = new_compiles(lambda: torch.testing.assert_close(read(xt, i).cpu(), read(x, i), msg=name))
+                assert count == 0, f"{name}: offset {i} compiled {count} programs"
+
+
+@pytest.mark.parametrize("mode", ["strict", "fused"])
+def test_writes_at_every_offset_share_one_program(mode):
+    import torch_tpu
+
+    with torch_tpu.eager_mode(mode):
+        cache, want = torch.zeros(2, 3, 10, 4, device="tpu"), torch.zeros(2, 3, 10, 4)
+        rows, want_rows = torch.zeros(10, 5, device="tpu"), torch.zeros(10, 5)
+        counts = []
+        for t in range(10):
+            k, r = torch.randn(2, 3, 4), torch.randn(5)
+            count = new_compiles(lambda: (cache[:, :, t].copy_(k.to("tpu")), rows[t].add_(r.to("tpu")),
+                                          torch_tpu.materialize()))
+            want[:, :, t] = k
+            want_rows[t] += r
+            counts.append(count)
+        assert sum(counts[2:]) == 0, counts
+        assert torch.equal(cache.cpu(), want) and torch.equal(rows.cpu(), want_rows)
+

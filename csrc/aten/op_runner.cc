@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -94,6 +95,9 @@ ScalarCache& scalar_cache() {
 struct Prepared {
   std::string key;
   std::vector<Operand> operands;
+  // The runtime offsets of the operands with dynamic_offset, in operand
+  // order: the program's first arguments.
+  std::vector<ScalarInput> offsets;
   c10::Device device = c10::Device(c10::DeviceType::PrivateUse1, 0);
 };
 
@@ -138,19 +142,23 @@ Prepared prepare(const OpCall& call) {
   for (const at::Tensor& t : call.tensors) {
     p.operands.push_back(make_operand(t, call.name));
     append_key(p.key, p.operands.back());
+    if (p.operands.back().dynamic_offset) {
+      p.offsets.push_back({ElementType::kS64, c10::Scalar(p.operands.back().offset)});
+    }
   }
   for (const ScalarInput& s : call.scalars) p.key.push_back(static_cast<char>(s.type));
   append_shared_buffers(p.key, p.operands);
   return p;
 }
 
-// The program's arguments in the order emit_op binds them (operands, then
-// scalars, then the storages of partial writes), each distinct buffer once;
-// null stands for a scalar.
+// The program's arguments in the order emit_op binds them (runtime view
+// offsets, operands, then scalars, then the storages of partial writes),
+// each distinct buffer once; null stands for a scalar (runtime_scalars'
+// order).
 std::vector<const DeviceBuffer*> program_arguments(const Prepared& p, size_t n_targets, size_t n_scalars) {
   const size_t n_inputs = p.operands.size() - n_targets;
-  std::vector<const DeviceBuffer*> args;
-  args.reserve(p.operands.size() + n_scalars);
+  std::vector<const DeviceBuffer*> args(p.offsets.size(), nullptr);
+  args.reserve(p.offsets.size() + p.operands.size() + n_scalars);
   std::unordered_set<const DeviceBuffer*> seen;  // _foreach_ ops: hundreds of operands
   const bool many = p.operands.size() > 16;
   auto add = [&](const DeviceBuffer* buffer) {
@@ -172,8 +180,9 @@ std::string hlo_error(const OpCall& call, const std::exception& e) {
 }
 
 // The op's part of a program, the same in every mode: binds the inputs
-// (operands, then scalars, then the storages that partial writes update),
-// runs the lowering and writes the last `n_targets` operands' values.
+// (runtime view offsets, operands, then scalars, then the storages that
+// partial writes update), runs the lowering and writes the last
+// `n_targets` operands' values.
 // Returns the program results: the destinations' new storage values first,
 // then any further values of the lowering.
 std::vector<hlo::Value> emit_op(hlo::Builder& b, const OpCall& call, const Prepared& p, size_t n_targets,
@@ -181,9 +190,14 @@ std::vector<hlo::Value> emit_op(hlo::Builder& b, const OpCall& call, const Prepa
                                 const BindScalar& bind_scalar) {
   try {
     const size_t n_inputs = p.operands.size() - n_targets;
+    std::vector<std::optional<hlo::Value>> offsets(p.operands.size());
+    for (size_t i = 0, k = 0; i < p.operands.size(); ++i) {
+      if (p.operands[i].dynamic_offset) offsets[i] = bind_scalar(b, p.offsets[k++]);
+    }
+    auto offset_of = [&](size_t i) { return offsets[i] ? &*offsets[i] : nullptr; };
     std::vector<hlo::Value> tensors;
     tensors.reserve(n_inputs);
-    for (size_t i = 0; i < n_inputs; ++i) tensors.push_back(read_operand(b, p.operands[i], bind));
+    for (size_t i = 0; i < n_inputs; ++i) tensors.push_back(read_operand(b, p.operands[i], bind, offset_of(i)));
     std::vector<hlo::Value> scalars;
     scalars.reserve(call.scalars.size());
     for (const ScalarInput& s : call.scalars) scalars.push_back(bind_scalar(b, s));
@@ -201,7 +215,8 @@ std::vector<hlo::Value> emit_op(hlo::Builder& b, const OpCall& call, const Prepa
         TORCH_CHECK(false, call.name, ": result shape ", hlo::dims_to_string(value.dims()),
                     " does not match the destination's ", hlo::dims_to_string(targets[i].sizes));
       }
-      outs[i] = write_operand(b, targets[i], has_storage[i] ? &storages[i] : nullptr, value);
+      outs[i] = write_operand(b, targets[i], has_storage[i] ? &storages[i] : nullptr, value,
+                              offset_of(n_inputs + i));
     }
     return outs;
   } catch (const hlo::HloError& e) {
@@ -231,8 +246,9 @@ std::vector<std::string> describe_op(const OpCall& call, const Prepared& p) {
     } else if (!o.buffer) {
       text += " of an unwritten storage";
     } else {
-      text += " view (strides " + hlo::dims_to_string(o.strides) + ", offset " + std::to_string(o.offset) +
-              ") of " + o.buffer->type().to_string();
+      text += " view (strides " + hlo::dims_to_string(o.strides) + ", offset " +
+              (o.dynamic_offset ? std::string("at run time") : std::to_string(o.offset)) + ") of " +
+              o.buffer->type().to_string();
     }
     parts.push_back(std::move(text));
   }
@@ -316,14 +332,15 @@ std::vector<DeviceBufferPtr> run_now(const OpCall& call, Prepared& p, size_t n_t
   const size_t n_inputs = p.operands.size() - n_targets;
   std::vector<pjrt::c::Buffer*> args;
   std::vector<DeviceBufferPtr> scalars;
-  scalars.reserve(call.scalars.size());
+  scalars.reserve(p.offsets.size() + call.scalars.size());
   const std::vector<const DeviceBuffer*> computed =
       arguments ? std::vector<const DeviceBuffer*>() : program_arguments(p, n_targets, call.scalars.size());
   for (const DeviceBuffer* buffer : arguments ? *arguments : computed) {
     if (buffer) {
       args.push_back(buffer->get());
     } else {
-      const ScalarInput& s = call.scalars[scalars.size()];
+      const size_t k = scalars.size();
+      const ScalarInput& s = k < p.offsets.size() ? p.offsets[k] : call.scalars[k - p.offsets.size()];
       scalars.push_back(scalar_cache().get(p.device.index(), s.type, s.value));
       args.push_back(scalars.back()->get());
     }

@@ -75,10 +75,10 @@ hlo::Value flatten_storage(hlo::Builder& b, const Operand& o, const hlo::Value& 
 
 // Element indices into the flat storage of every element of the view, as an
 // s64 tensor of shape sizes + [1] (the gather/scatter index vector).
-hlo::Value view_indices(hlo::Builder& b, const Operand& o) {
+hlo::Value view_indices(hlo::Builder& b, const Operand& o, const hlo::Value* offset) {
   std::vector<int64_t> shape = o.sizes;
   hlo::TensorType index_type(ElementType::kS64, shape);
-  hlo::Value index = b.constant_splat_int(o.offset, index_type);
+  hlo::Value index = offset ? b.broadcast_in_dim(*offset, shape, {}) : b.constant_splat_int(o.offset, index_type);
   for (size_t d = 0; d < o.sizes.size(); ++d) {
     if (o.sizes[d] == 1 || o.strides[d] == 0) continue;
     hlo::Value step = b.multiply(b.iota(index_type, static_cast<int64_t>(d)),
@@ -89,13 +89,33 @@ hlo::Value view_indices(hlo::Builder& b, const Operand& o) {
   return b.reshape(index, shape);
 }
 
+// How many elements from its offset a view reaches in its storage (its last
+// element's index + 1), or -1 when a stride is negative.
+int64_t view_extent(const Operand& o) {
+  int64_t last = 0;
+  for (size_t d = 0; d < o.sizes.size(); ++d) {
+    if (o.strides[d] < 0) return -1;
+    last += (o.sizes[d] - 1) * o.strides[d];
+  }
+  return last + 1;
+}
+
+// `length` elements of `flat` from the operand's offset: a static slice, or
+// a dynamic one at the runtime offset (which make_operand checked to fit).
+hlo::Value window(hlo::Builder& b, const hlo::Value& flat, const Operand& o, const hlo::Value* offset,
+                  int64_t length) {
+  if (offset) return b.dynamic_slice(flat, {*offset}, {length});
+  return b.slice(flat, {o.offset}, {o.offset + length}, {1});
+}
+
 // A view whose dims, ordered by stride, nest (each stride a multiple of the
 // next one, by at least the next dim's size) is a slice of the flat
 // storage, reshaped, cut per dim, transposed into place and broadcast along
 // its 0-stride dims: no gather. Transposes, permutes, stepped slices,
 // narrow, select, diagonal and expand are all of this kind; overlapping
 // views (unfold with a step below the size) are not, and return nullopt.
-std::optional<hlo::Value> read_nested_view(hlo::Builder& b, const hlo::Value& flat, const Operand& o) {
+std::optional<hlo::Value> read_nested_view(hlo::Builder& b, const hlo::Value& flat, const Operand& o,
+                                           const hlo::Value* offset) {
   std::vector<int64_t> dims;  // the view dims that step through memory
   for (size_t d = 0; d < o.sizes.size(); ++d) {
     if (o.strides[d] < 0) return std::nullopt;
@@ -111,16 +131,21 @@ std::optional<hlo::Value> read_nested_view(hlo::Builder& b, const hlo::Value& fl
   }
   hlo::Value part;
   if (k == 0) {
-    part = b.reshape(b.slice(flat, {o.offset}, {o.offset + 1}, {1}), {});
+    part = b.reshape(window(b, flat, o, offset, 1), {});
   } else {
+    // The nested shape below spans whole strides: up to `span` elements
+    // from the offset, past the view's last element (and maybe the
+    // storage's end); the extra elements are sliced off again.
     const int64_t span = stride[0] * size[0];
     const int64_t n = flat.dims()[0];
-    hlo::Value base = flat;
-    if (o.offset + span > n) {
-      hlo::Value zero = b.constant_splat_int(0, hlo::TensorType::scalar(flat.dtype()));
-      base = b.pad(flat, zero, {0}, {o.offset + span - n}, {0});
+    hlo::Value zero = b.constant_splat_int(0, hlo::TensorType::scalar(flat.dtype()));
+    if (offset) {
+      const int64_t extent = view_extent(o);
+      part = b.pad(window(b, flat, o, offset, extent), zero, {0}, {span - extent}, {0});
+    } else {
+      hlo::Value base = o.offset + span > n ? b.pad(flat, zero, {0}, {o.offset + span - n}, {0}) : flat;
+      part = window(b, base, o, offset, span);
     }
-    part = b.slice(base, {o.offset}, {o.offset + span}, {1});
     // [size0, stride0/stride1, ..., stride(k-2)/stride(k-1), stride(k-1)]
     std::vector<int64_t> nested{size[0]};
     for (size_t i = 1; i < k; ++i) nested.push_back(stride[i - 1] / stride[i]);
@@ -155,6 +180,15 @@ Operand make_operand(const at::Tensor& t, const char* op) {
   o.whole_storage = contiguous && o.offset == 0 && numel(o.sizes) == o.storage_elements;
   o.direct = o.buffer && contiguous && o.offset == 0 && o.buffer->type().dtype == o.dtype &&
              o.buffer->type().dims == o.sizes;
+  if (o.buffer && o.offset > 0 && numel(o.sizes) > 0) {
+    // The storage value in elements of the view's dtype (flatten_storage's
+    // length): a runtime offset must keep every slice inside it.
+    const auto& type = o.buffer->type();
+    const int64_t n = type.num_elements() * static_cast<int64_t>(element_size(type.dtype)) /
+                      static_cast<int64_t>(element_size(o.dtype));
+    const int64_t extent = view_extent(o);
+    o.dynamic_offset = extent >= 0 && o.offset + extent <= n;  // all but odd set_() views
+  }
   return o;
 }
 
@@ -175,26 +209,27 @@ void append_key(std::string& key, const Operand& o) {
   }
   append_dims(key, o.sizes);
   append_dims(key, o.strides);
-  append_i64(key, o.offset);
+  if (o.dynamic_offset) {
+    key.push_back('d');
+  } else {
+    append_i64(key, o.offset);
+  }
 }
 
-hlo::Value read_operand(hlo::Builder& b, const Operand& o, const BindBuffer& bind) {
+hlo::Value read_operand(hlo::Builder& b, const Operand& o, const BindBuffer& bind, const hlo::Value* offset) {
   hlo::TensorType type(o.dtype, o.sizes);
   if (o.direct) return bind(b, o.buffer);
   if (!o.buffer) return b.constant_splat_int(0, type);  // never written: zeros
   hlo::Value storage = bind(b, o.buffer);
   if (numel(o.sizes) == 0) return b.constant_splat_int(0, type);
   hlo::Value flat = flatten_storage(b, o, storage);
-  if (is_contiguous(o)) {
-    hlo::Value part = b.slice(flat, {o.offset}, {o.offset + numel(o.sizes)}, {1});
-    return b.reshape(part, o.sizes);
-  }
-  if (auto view = read_nested_view(b, flat, o)) return *view;
+  if (is_contiguous(o)) return b.reshape(window(b, flat, o, offset, numel(o.sizes)), o.sizes);
+  if (auto view = read_nested_view(b, flat, o, offset)) return *view;
   hlo::GatherDims dims;
   dims.collapsed_slice_dims = {0};
   dims.start_index_map = {0};
   dims.index_vector_dim = static_cast<int64_t>(o.sizes.size());
-  return b.gather(flat, view_indices(b, o), dims, {1});
+  return b.gather(flat, view_indices(b, o, offset), dims, {1});
 }
 
 bool declare_storage(hlo::Builder& b, const Operand& dst, hlo::Value* storage, const BindBuffer& bind) {
@@ -204,7 +239,7 @@ bool declare_storage(hlo::Builder& b, const Operand& dst, hlo::Value* storage, c
 }
 
 hlo::Value write_operand(hlo::Builder& b, const Operand& dst, const hlo::Value* storage,
-                         const hlo::Value& value) {
+                         const hlo::Value& value, const hlo::Value* offset) {
   if (dst.whole_storage) return value;  // the storage takes the new value and shape
   // A partial write: update the flat storage (zeros if never written) and
   // give it back its own shape and type.
@@ -213,14 +248,15 @@ hlo::Value write_operand(hlo::Builder& b, const Operand& dst, const hlo::Value* 
   if (numel(dst.sizes) > 0) {
     hlo::Value update = b.reshape(value, {numel(dst.sizes)});
     if (is_contiguous(dst)) {
-      hlo::Value start = b.constant_splat_int(dst.offset, hlo::TensorType::scalar(ElementType::kS64));
+      hlo::Value start =
+          offset ? *offset : b.constant_splat_int(dst.offset, hlo::TensorType::scalar(ElementType::kS64));
       flat = b.dynamic_update_slice(flat, update, {start});
     } else {
       hlo::ScatterDims dims;
       dims.inserted_window_dims = {0};
       dims.scatter_dims_to_operand_dims = {0};
       dims.index_vector_dim = 1;
-      hlo::Value indices = b.reshape(view_indices(b, dst), {numel(dst.sizes), 1});
+      hlo::Value indices = b.reshape(view_indices(b, dst, offset), {numel(dst.sizes), 1});
       auto overwrite = [](hlo::Builder&, const std::vector<hlo::Value>& args) {
         return std::vector<hlo::Value>{args[1]};
       };

@@ -4,7 +4,10 @@
 // tensor's storage (its own shape and type) and applies the tensor's view
 // geometry itself, so reading a view costs no separate launch and every
 // alias of a storage sees every write. The view geometry is part of the
-// program's cache key.
+// program's cache key, except a nonzero offset where the view provably fits
+// its storage: that offset travels as a runtime scalar, so x[i] for every i,
+// a batch sliced from a dataset on the device or a KV-cache row written at
+// each position share one program instead of compiling one per offset.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -32,6 +35,9 @@ struct Operand {
   // The tensor covers its whole storage contiguously: writing it replaces
   // the storage value outright.
   bool whole_storage = false;
+  // The offset is an s64 argument of the program rather than a constant
+  // in it (see above); the key says so instead of holding the offset.
+  bool dynamic_offset = false;
 };
 
 Operand make_operand(const at::Tensor& t, const char* op);
@@ -45,15 +51,18 @@ void append_key(std::string& key, const Operand& operand);
 using BindBuffer = std::function<hlo::Value(hlo::Builder&, const runtime::DeviceBufferPtr&)>;
 
 // Binds the operand's buffer (when it has one) and returns the tensor's
-// logical value inside the program.
-hlo::Value read_operand(hlo::Builder& b, const Operand& operand, const BindBuffer& bind);
+// logical value inside the program. `offset`: the offset's 0-dim s64
+// value when operand.dynamic_offset, else null.
+hlo::Value read_operand(hlo::Builder& b, const Operand& operand, const BindBuffer& bind,
+                        const hlo::Value* offset);
 
 // Inside a program: the storage value after writing `value` (the logical
 // value of the destination tensor, already of its dtype and shape) into
 // `dst`'s view. `storage` is the storage's current value as declared by
 // declare_storage(); ignored when `dst.whole_storage`.
+// `offset` as for read_operand.
 hlo::Value write_operand(hlo::Builder& b, const Operand& dst, const hlo::Value* storage,
-                         const hlo::Value& value);
+                         const hlo::Value& value, const hlo::Value* offset);
 
 // Binds `dst`'s storage when a partial write needs it; returns false when
 // nothing was bound (whole write, or a storage never written, which starts
