@@ -1,12 +1,16 @@
 """PyTorch's profiler on the tpu: torch.autograd.profiler.profile(
 use_device="tpu") reports each op's device time through the PrivateUse1
-profiler stubs (csrc/aten/profiler_stubs.cc)."""
+profiler stubs (csrc/aten/profiler_stubs.cc), and torch.profiler with
+ProfilerActivity.PrivateUse1 gets device rows from the Kineto activity
+profiler (csrc/aten/trace_profiler.cc)."""
 
 from __future__ import annotations
 
+import json
 import time
 
 import torch
+from torch.profiler import ProfilerActivity
 
 import torch_tpu
 
@@ -70,3 +74,64 @@ def test_cpu_only_profiles_are_unchanged():
     names = {e.key for e in prof.key_averages()}
     assert "aten::add" in names
     assert all(e.self_device_time_total == 0 for e in prof.key_averages())
+
+
+# ---- torch.profiler (Kineto) ------------------------------------------------------------
+
+def trace(fn, activities, tmp_path):
+    with torch.profiler.profile(activities=activities) as prof:
+        fn()
+    path = tmp_path / "trace.json"
+    prof.export_chrome_trace(str(path))
+    return prof, json.loads(path.read_text())["traceEvents"]
+
+
+def test_trace_has_a_device_row_with_each_launch_linked_to_its_op(tmp_path):
+    x = torch.randn(256, 256, device="tpu")
+    w = torch.randn(256, 256, device="tpu")
+    (x @ w).relu().sum().item()
+
+    def run():
+        for _ in range(3):
+            y = (x @ w).relu().view(-1)
+        y.sum().item()
+
+    prof, events = trace(run, [ProfilerActivity.CPU, ProfilerActivity.PrivateUse1], tmp_path)
+    kernels = [e for e in events if e.get("cat") == "kernel"]
+    ops = {e["args"]["External id"]: e for e in events if e.get("cat") == "cpu_op"}
+    assert sorted(k["name"] for k in kernels).count("aten::mm") == 3
+    for k in kernels:
+        op = ops[k["args"]["External id"]]  # linked to the op that launched it
+        assert op["name"] == k["name"]
+        assert k["ts"] >= op["ts"] and k["dur"] > 0  # runs after its launch began
+    assert not any(k["name"] == "aten::view" for k in kernels)
+    flows = [e for e in events if e.get("cat") == "ac2g"]
+    assert len(flows) >= len(kernels)
+    # Device time per op in the table, as with CUDA kernels.
+    mm = [e for e in prof.key_averages() if e.key == "aten::mm" and e.self_device_time_total > 0]
+    assert mm and all(e.device_type == torch.autograd.DeviceType.CPU or e.count == 3 for e in mm)
+    assert "Self TPU" in prof.key_averages().table(sort_by="self_device_time_total")
+
+
+def test_trace_of_fused_eager_shows_the_graph_at_its_sync_point(tmp_path):
+    x = torch.randn(64, 64, device="tpu")
+    with torch_tpu.eager_mode("fused"):
+        (torch.relu(x @ x) * 2).sum().item()
+
+        def run():
+            (torch.relu(x @ x) * 2).sum().item()
+
+        _, events = trace(run, [ProfilerActivity.CPU, ProfilerActivity.PrivateUse1], tmp_path)
+    kernels = [e for e in events if e.get("cat") == "kernel"]
+    ops = {e["args"]["External id"]: e["name"] for e in events if e.get("cat") == "cpu_op"}
+    assert len(kernels) == 1
+    assert kernels[0]["name"].startswith("tpu fused graph of 4 ops (aten::mm, aten::relu")
+    assert ops[kernels[0]["args"]["External id"]] == "aten::_local_scalar_dense"
+
+
+def test_cpu_only_trace_has_no_device_rows(tmp_path):
+    x = torch.randn(64, 64, device="tpu")
+    (x @ x).sum().item()
+    _, events = trace(lambda: (x @ x).sum().item(), [ProfilerActivity.CPU], tmp_path)
+    assert [e for e in events if e.get("cat") == "kernel"] == []
+    assert any(e.get("name") == "aten::mm" for e in events)

@@ -20,6 +20,7 @@
 #include "aten/eager_mode.h"
 #include "aten/fused_graph.h"
 #include "aten/launch.h"
+#include "aten/trace_profiler.h"
 #include "pjrt/error.h"
 #include "pjrt/executable.h"
 #include "runtime/config.h"
@@ -453,7 +454,7 @@ std::vector<pjrt::Buffer> launch_program_keeping(const std::string& key, const c
     }
     TORCH_CHECK(false, op, ": launching the tpu program failed: ", e.what());
   }
-  runtime::track_completion(device, std::move(result.done), launch_ns);
+  runtime::track_completion(device, std::move(result.done), launch_ns, {op, trace_correlation_id()});
   if (eager_mode() == EagerMode::kDebug) {
     // Debug eager: the host waits for every program, so a failure names
     // the op that caused it.

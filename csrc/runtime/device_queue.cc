@@ -38,9 +38,9 @@ void prune(Queue& q) {
 
 }  // namespace
 
-void track_completion(int device, pjrt::Event done, int64_t launch_ns) {
+void track_completion(int device, pjrt::Event done, int64_t launch_ns, const LaunchLabel& label) {
   if (!done.valid()) return;
-  time_launch(device, done, launch_ns);
+  time_launch(device, done, launch_ns, label);
   Queue& q = queue(device);
   std::lock_guard<std::mutex> lock(q.mutex);
   prune(q);

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "pjrt/event.h"
+#include "runtime/device_time.h"
 
 namespace torch_tpu::runtime {
 
@@ -15,8 +16,8 @@ namespace torch_tpu::runtime {
 // asynchronous work surface at the next synchronize() of that device.
 // `launch_ns`, the steady-clock time the launch began (a plugin may run
 // small programs inside the launch call), feeds the profiler's busy clock
-// (device_time.h); -1 means now.
-void track_completion(int device, pjrt::Event done, int64_t launch_ns = -1);
+// (device_time.h); -1 means now. `label` names the work in trace profiles.
+void track_completion(int device, pjrt::Event done, int64_t launch_ns = -1, const LaunchLabel& label = {});
 
 // Blocks until all work launched on `device` so far has completed; throws
 // the first error any of it produced.

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <mutex>
 #include <set>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -14,6 +15,23 @@ namespace torch_tpu::runtime {
 namespace {
 
 std::atomic<bool> g_enabled{false};
+
+// The launch sink, and the launches labelled for it whose span it has not
+// received yet.
+std::mutex g_sink_mutex;
+std::shared_ptr<const LaunchSink> g_sink;
+std::atomic<int64_t> g_sink_pending{0};
+
+std::shared_ptr<const LaunchSink> current_sink() {
+  std::lock_guard<std::mutex> lock(g_sink_mutex);
+  return g_sink;
+}
+
+// A launch's label while it runs, when a sink wants its span.
+struct PendingSpan {
+  std::string name;
+  uint64_t correlation = 0;
+};
 
 struct BusyClock {
   std::mutex mutex;
@@ -34,16 +52,9 @@ BusyClock& clock_of(int device) {
   return clocks[device];
 }
 
-// `launch_ns` < 0: the launch's callback could not be registered; it counts
-// as completed without busy time.
-void complete_launch(int device, int64_t seq, int64_t launch_ns) {
-  BusyClock& c = clock_of(device);
-  std::lock_guard<std::mutex> lock(c.mutex);
-  if (launch_ns >= 0) {
-    const int64_t now = steady_now_ns();
-    c.busy_ns += std::max<int64_t>(0, now - std::max(launch_ns, c.last_completion_ns));
-    c.last_completion_ns = std::max(c.last_completion_ns, now);
-  }
+// Records launch `seq` as completed and resolves the markers waiting for
+// every launch up to it. Caller holds c.mutex.
+void resolve_markers(BusyClock& c, int64_t seq) {
   c.completed_later.insert(seq);
   while (!c.completed_later.empty() && *c.completed_later.begin() == c.completed_prefix + 1) {
     c.completed_later.erase(c.completed_later.begin());
@@ -58,6 +69,39 @@ void complete_launch(int device, int64_t seq, int64_t launch_ns) {
   c.waiting.erase(resolved, c.waiting.end());
 }
 
+// `launch_ns` < 0: the launch's callback could not be registered; it counts
+// as completed without busy time. `label`: set when a sink wants the
+// launch's span (reported once the clock's lock is released).
+void complete_launch(int device, int64_t seq, int64_t launch_ns, std::unique_ptr<PendingSpan> label = nullptr) {
+  LaunchSpan span;
+  {
+    BusyClock& c = clock_of(device);
+    std::lock_guard<std::mutex> lock(c.mutex);
+    if (launch_ns >= 0) {
+      const int64_t now = steady_now_ns();
+      span.device = device;
+      span.start_ns = std::max(launch_ns, c.last_completion_ns);
+      span.end_ns = now;
+      c.busy_ns += std::max<int64_t>(0, now - span.start_ns);
+      c.last_completion_ns = std::max(c.last_completion_ns, now);
+    }
+    resolve_markers(c, seq);
+  }
+  if (!label) return;
+  if (launch_ns >= 0) {
+    if (auto sink = current_sink()) {
+      span.name = std::move(label->name);
+      span.correlation = label->correlation;
+      try {
+        (*sink)(std::move(span));
+      } catch (...) {
+        // A profiler's failure must not reach the plugin's thread.
+      }
+    }
+  }
+  --g_sink_pending;
+}
+
 }  // namespace
 
 int64_t steady_now_ns() {
@@ -70,8 +114,15 @@ void enable_device_time() { g_enabled = true; }
 
 bool device_time_enabled() { return g_enabled.load(std::memory_order_relaxed); }
 
-void time_launch(int device, const pjrt::Event& done, int64_t launch_ns) {
+void time_launch(int device, const pjrt::Event& done, int64_t launch_ns, const LaunchLabel& label) {
   if (!device_time_enabled() || !done.valid()) return;
+  std::unique_ptr<PendingSpan> pending;
+  if (current_sink()) {
+    pending = std::make_unique<PendingSpan>();
+    pending->name = label.name ? label.name : "tpu launch";
+    pending->correlation = label.correlation;
+    ++g_sink_pending;
+  }
   BusyClock& c = clock_of(device);
   int64_t seq;
   {
@@ -79,14 +130,30 @@ void time_launch(int device, const pjrt::Event& done, int64_t launch_ns) {
     seq = ++c.launched;
   }
   if (launch_ns < 0) launch_ns = steady_now_ns();
+  // on_ready takes a copyable callback: the label travels as a shared
+  // pointer and is moved out once.
+  auto shared = std::make_shared<std::unique_ptr<PendingSpan>>(std::move(pending));
   try {
-    done.on_ready([device, seq, launch_ns](std::optional<pjrt::PjrtError>) {
-      complete_launch(device, seq, launch_ns);
+    done.on_ready([device, seq, launch_ns, shared](std::optional<pjrt::PjrtError>) {
+      complete_launch(device, seq, launch_ns, std::move(*shared));
     });
   } catch (...) {
     // Profiling must not fail the launch: the launch goes untimed, and
     // markers do not wait for it.
-    complete_launch(device, seq, -1);
+    complete_launch(device, seq, -1, std::move(*shared));
+  }
+}
+
+void set_launch_sink(LaunchSink sink) {
+  if (sink) enable_device_time();
+  std::lock_guard<std::mutex> lock(g_sink_mutex);
+  g_sink = sink ? std::make_shared<const LaunchSink>(std::move(sink)) : nullptr;
+}
+
+void flush_launch_sink() {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(10);
+  while (g_sink_pending.load() > 0 && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
 }
 

@@ -13,7 +13,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <string>
 
 #include "pjrt/event.h"
 
@@ -27,9 +29,34 @@ bool device_time_enabled();
 // Steady-clock nanoseconds, the busy clock's time base.
 int64_t steady_now_ns();
 
+// What a launch was, for trace profiles: the op that launched it (copied
+// during the launch call when a sink is set) and the profiler's correlation
+// id of the host-side op it belongs to (0: none).
+struct LaunchLabel {
+  const char* name = nullptr;
+  uint64_t correlation = 0;
+};
+
 // Called by the device queue for each launch with its completion event and
 // the time the launch began (-1: now).
-void time_launch(int device, const pjrt::Event& done, int64_t launch_ns);
+void time_launch(int device, const pjrt::Event& done, int64_t launch_ns, const LaunchLabel& label = {});
+
+// One launch's span on the device, on the busy clock's time base: from its
+// launch (or the completion before it, when later) to its completion.
+struct LaunchSpan {
+  int device = 0;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  std::string name;
+  uint64_t correlation = 0;
+};
+
+// Receives every launch's span at its completion (from the plugin's
+// threads) while set; null stops. Setting one enables device time.
+using LaunchSink = std::function<void(LaunchSpan)>;
+void set_launch_sink(LaunchSink sink);
+// Waits until every launch timed while a sink was set has reached it.
+void flush_launch_sink();
 
 struct DeviceTimeMarker {
   // Busy nanoseconds when the work launched before the marker completed;
