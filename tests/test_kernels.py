@@ -182,6 +182,37 @@ def test_pallas_kernel_in_interpret_mode():
     close(axpy(*to_tpu([a, x, y])), axpy(a, x, y))
 
 
+def test_jax_kernel_that_ignores_an_input_and_calls_a_nested_jit():
+    @torch.library.custom_op("kerneltest::pick", mutates_args=())
+    def pick(a: torch.Tensor, b: torch.Tensor, first: bool) -> torch.Tensor:
+        return (a if first else b) * 2 + 1
+
+    double = jax.jit(lambda y: y * 2)  # lowers to a private @"<lambda>"
+
+    @kernels.register_jax(pick)
+    def _(a, b, first):
+        return double(a if first else b) + 1
+
+    a, b = torch.randn(3), torch.randn(3)
+    for first in (True, False):
+        close(pick(to_tpu(a), to_tpu(b), first), pick(a, b, first))
+    assert '@"kernel_' in kernels.built_kernels(pick)[0].text
+
+
+def test_fake_is_derived_for_an_op_given_by_name():
+    @torch.library.custom_op("kerneltest::by_name", mutates_args=())
+    def by_name(x: torch.Tensor) -> torch.Tensor:
+        return x.sum(0)
+
+    @kernels.register_jax("kerneltest::by_name")
+    def _(x):
+        return jnp.sum(x, axis=0)
+
+    x = torch.randn(4, 5)
+    compiled = torch.compile(lambda t: by_name(t) * 2, backend="tpu", fullgraph=True)
+    close(compiled(to_tpu(x)), x.sum(0) * 2)
+
+
 # ---- autograd, modes, torch.compile ------------------------------------------------
 
 def test_backward_through_register_autograd_with_a_jax_kernel():
@@ -223,6 +254,13 @@ def test_debug_eager_compares_a_kernel_with_the_cpu_op():
         close(softclip(x, 2.0), softclip(torch.ones(4), 2.0))
         with pytest.raises(RuntimeError, match="kerneltest.wrong_double.*differs from the CPU"):
             wrong_double(x)
+
+
+def test_debug_eager_runs_stablehlo_call_without_a_cpu_version():
+    x, s = torch.randn(4), torch.tensor(2.0)
+    with torch_tpu.eager_mode("debug", compare_cpu=True):
+        y, _ = kernels.stablehlo_call(MODULE, to_tpu(x), to_tpu(s))
+    close(y, x * 2)
 
 
 def test_debug_eager_skips_the_comparison_for_a_tpu_only_op():
@@ -305,6 +343,22 @@ MODULE = textwrap.dedent("""\
       }
     }
     """)
+
+
+def test_importer_skips_comments_inside_functions():
+    text = MODULE.replace("%1 = stablehlo.multiply", '// a "quote, a { and @scale\n        %1 = stablehlo.multiply')
+    f = hlo.import_module(text, "kc_")
+    assert '// a "quote, a { and @scale' in f.text  # comments are left alone
+    assert f.result_types == [("f32", [4]), ("pred", [])]
+
+
+def test_two_modules_under_one_prefix_are_refused():
+    other = MODULE.replace("stablehlo.multiply", "stablehlo.add")
+    b = hlo.Builder("clash")
+    a, c = b.parameter("f32", [4]), b.parameter("f32", [])
+    b.call_function(hlo.import_module(MODULE, "same_"), [a, c])
+    with pytest.raises(ValueError, match="another module was imported under the same symbol"):
+        b.call_function(hlo.import_module(other, "same_"), [a, c])
 
 
 def test_importer_renames_every_function_and_reads_the_signature():

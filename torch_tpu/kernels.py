@@ -67,7 +67,7 @@ def _empty_results(kernel: Kernel, inputs: Sequence[torch.Tensor]) -> list[torch
     """Results of the kernel's types, for fake (meta) tensors."""
     device = inputs[0].device if inputs else torch.device("tpu")
     return [torch.empty(shape, dtype=_TORCH_DTYPES[dtype], device=device)
-            for dtype, shape in kernel.function.result_types]
+            for dtype, shape in kernel.result_types]
 
 
 # ---- stablehlo_call: a module's text, run as it is ----------------------------
@@ -131,9 +131,13 @@ def _overload(op) -> torch._ops.OpOverload:
 
 
 def _has_fake(op, overload: torch._ops.OpOverload) -> bool:
+    name = _KernelFamily.qualified_name(overload)
+    if not isinstance(op, torch._library.custom_ops.CustomOpDef):
+        # An op made with custom_op but passed by name: its CustomOpDef
+        # always has a fake wrapper, so ask whether one was registered.
+        op = torch._library.custom_ops._maybe_get_opdef(name) or op
     if isinstance(op, torch._library.custom_ops.CustomOpDef):
         return op._abstract_fn is not None
-    name = _KernelFamily.qualified_name(overload)
     entry = torch._library.simple_registry.singleton.find(name)
     return entry.fake_impl.kernel is not None or torch._C._dispatch_has_kernel_for_dispatch_key(name, "Meta")
 
@@ -150,6 +154,8 @@ def _describe(value, key: list, tensors: list) -> None:
         key.append((type(value), len(value)))
         for v in value:
             _describe(v, key, tensors)
+    elif isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+        raise _SymbolicShape()
     elif type(value) is float:
         key.append((float, value.hex()))  # tells -0.0 from 0.0, and nan matches nan
     else:
@@ -203,8 +209,8 @@ class _KernelFamily:
             for value in (args, tuple(kwargs.values())):
                 _describe(value, key, tensors)
         except _SymbolicShape:
-            raise ValueError(f"{self.name}: custom kernels are built for static shapes; compile with "
-                             "dynamic=False (the default) and without mark_dynamic on its inputs") from None
+            raise ValueError(f"{self.name}: custom kernels are built for static shapes and values; compile "
+                             "with dynamic=False (the default) and without mark_dynamic on its inputs") from None
         try:
             kernel = self.kernels.get(tuple(key))
         except TypeError:
@@ -217,7 +223,7 @@ class _KernelFamily:
         return kernel, tensors
 
     def check_results(self, kernel: Kernel) -> None:
-        n = len(kernel.function.result_types)
+        n = len(kernel.result_types)
         declared = self.declared
         if self.returns_list:
             return
@@ -307,10 +313,12 @@ def register_jax(op, fn: Callable | None = None):
 
     ``fn(*args, **kwargs)`` receives the op's arguments with each tensor
     replaced by a JAX array of its dtype and shape, and returns a JAX array
-    or a tuple of them. It is lowered with ``jax.jit`` (64-bit types
-    enabled, so int64 and float64 tensors keep their types) once per
-    signature, and its StableHLO runs on the tpu device: JAX itself runs
-    nothing. Pallas kernels work where the device's compiler supports them
+    or a tuple of them. It is lowered with ``jax.jit`` once per signature,
+    for the device's platform, and its StableHLO runs on the tpu device: JAX
+    itself runs nothing. 64-bit types are enabled while lowering, so int64
+    and float64 tensors keep their types; so do JAX's own defaults
+    (``jnp.arange``, ``jnp.zeros`` without a dtype give int64 / float64):
+    give dtypes explicitly where the result must match the op's. Pallas kernels work where the device's compiler supports them
     (``tpu_custom_call`` on a TPU; ``interpret=True`` lowers to plain
     StableHLO anywhere). Needs ``jax`` installed.
     """
@@ -328,16 +336,29 @@ def register_jax(op, fn: Callable | None = None):
                 jax_args, jax_kwargs = _substitute_call(args, kwargs, arrays)
                 return jax_fn(*jax_args, **jax_kwargs)
 
-            with jax.enable_x64(True):
+            # 64-bit types on, so int64 and float64 tensors keep their types;
+            # lowered for the device's platform (its compiler's custom calls);
+            # unused inputs kept, so @main takes every tensor the op gets.
+            enable_x64 = jax.enable_x64 if hasattr(jax, "enable_x64") else jax.experimental.enable_x64
+            with enable_x64(True):
                 specs = [jax.ShapeDtypeStruct(tuple(t.shape), _jax_dtype(t.dtype, family.name, np))
                          for t in tensors]
-                return jax.jit(flat_fn).lower(*specs).as_text()
+                traced = jax.jit(flat_fn, keep_unused=True).trace(*specs)
+                return traced.lower(lowering_platforms=(_jax_platform(),)).as_text()
 
         family = _KernelFamily(op, make, "JAX")
         family.register(op)
         return jax_fn
 
     return decorate(fn) if fn is not None else decorate
+
+
+def _jax_platform() -> str:
+    """JAX's name of the platform the tpu device runs on."""
+    from torch_tpu import runtime
+
+    platform = runtime.platform()
+    return {"gpu": "cuda"}.get(platform, platform)
 
 
 def _jax_dtype(dtype: torch.dtype, op: str, np):

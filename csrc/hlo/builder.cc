@@ -244,14 +244,22 @@ std::vector<Value> Builder::call_function(const ImportedFunction& function,
                                operands[i].type().to_string());
     }
   }
-  bool known = false;
-  for (const std::string& s : function_symbols_) known = known || s == function.symbol;
-  if (!known) {
-    function_symbols_.push_back(function.symbol);
+  auto known = imported_.find(function.symbol);
+  if (known == imported_.end()) {
+    for (const std::string& name : function.defined_symbols) {
+      if (!defined_symbols_.insert(name).second) {
+        check::fail(op_name, "function @" + name + " is already defined by another imported module "
+                             "(import different modules under different symbol prefixes)");
+      }
+    }
+    imported_.emplace(function.symbol, function.text);
     functions_text_ += function.text;
+  } else if (known->second != function.text) {
+    check::fail(op_name, "another module was imported under the same symbol; import different modules "
+                         "under different symbol prefixes");
   }
   return append_op(reserve_id(), "func.call", operands, function.result_types,
-                   "callee = @" + function.symbol, {});
+                   "callee = " + symbol_ref(function.symbol), {});
 }
 
 // ---- Regions ---------------------------------------------------------------

@@ -21,6 +21,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -336,8 +338,10 @@ class Builder {
   std::vector<TensorType> parameter_types_;
   std::vector<int64_t> parameter_aliases_;  // per parameter: result index, or -1
   std::vector<ValueRecord> records_;  // indexed by SSA id
-  // Imported functions, printed after @main.
-  std::vector<std::string> function_symbols_;
+  // Imported functions (entry symbol -> text), printed after @main, and
+  // every name they define.
+  std::unordered_map<std::string, std::string> imported_;
+  std::unordered_set<std::string> defined_symbols_;
   std::string functions_text_;
   std::vector<OpenBlock> blocks_;     // blocks_[0] is @main's body
 };

@@ -1,6 +1,7 @@
 #include "hlo/module_import.h"
 
 #include <cctype>
+#include <optional>
 #include <unordered_set>
 
 namespace torch_tpu::hlo {
@@ -82,6 +83,10 @@ class Scanner {
         p = skip_string(p);
         continue;
       }
+      if (s_.compare(p, 2, "//") == 0) {
+        p = skip_space(p);
+        continue;
+      }
       if (c == '(' || c == '{' || c == '[') ++depth;
       if (c == ')' || c == '}' || c == ']') {
         if (--depth == 0) return p;
@@ -96,6 +101,25 @@ class Scanner {
     size_t end = p;
     while (end < s_.size() && is_id_char(s_[end])) ++end;
     return s_.substr(p, end - p);
+  }
+
+  // A symbol reference at p: `@name` or `@"any text"` (JAX names nested
+  // jitted lambdas @"<lambda>"). `name` is the text without quotes (escapes
+  // kept as written); `end` is just past it.
+  struct Symbol {
+    std::string_view name;
+    bool quoted = false;
+    size_t end = 0;
+  };
+  std::optional<Symbol> symbol_at(size_t p) const {
+    if (p + 1 >= s_.size() || s_[p] != '@') return std::nullopt;
+    if (s_[p + 1] == '"') {
+      const size_t end = skip_string(p + 1);
+      return Symbol{s_.substr(p + 2, end - p - 3), true, end};
+    }
+    if (!is_id_start(s_[p + 1])) return std::nullopt;
+    std::string_view id = identifier(p + 1);
+    return Symbol{id, false, p + 1 + id.size()};
   }
 
  private:
@@ -154,12 +178,11 @@ std::vector<Function> find_functions(const Scanner& sc, size_t begin, size_t end
     for (std::string_view visibility : {"public", "private", "nested"}) {
       if (sc.keyword_at(p, visibility)) p = sc.skip_space(p + visibility.size());
     }
-    if (p >= end || s[p] != '@' || !is_id_start(s[p + 1])) {
-      fail(kOp, "expected a function name after func.func, found '" + excerpt(s.substr(p)) + "'");
-    }
+    const auto symbol = p < end ? sc.symbol_at(p) : std::nullopt;
+    if (!symbol) fail(kOp, "expected a function name after func.func, found '" + excerpt(s.substr(p)) + "'");
     Function f;
-    f.name = sc.identifier(p + 1);
-    f.signature_begin = p + 1 + f.name.size();
+    f.name = symbol->name;
+    f.signature_begin = symbol->end;
     // The body is the first '{' outside brackets that does not open an
     // `attributes {...}` dictionary.
     size_t q = f.signature_begin;
@@ -192,8 +215,8 @@ std::vector<Function> find_functions(const Scanner& sc, size_t begin, size_t end
   return functions;
 }
 
-// `s` with every `@name` of a function in `names` renamed to
-// `@<prefix>name`, outside string literals.
+// `s` with every `@name` (or `@"name"`) of a function in `names` renamed
+// to `<prefix>name`, outside string literals and comments.
 std::string rename_symbols(std::string_view s, const std::unordered_set<std::string_view>& names,
                            std::string_view prefix) {
   Scanner sc(s);
@@ -204,12 +227,17 @@ std::string rename_symbols(std::string_view s, const std::unordered_set<std::str
       size_t q = sc.skip_string(p);
       out.append(s.substr(p, q - p));
       p = q;
-    } else if (s[p] == '@' && p + 1 < s.size() && is_id_start(s[p + 1])) {
-      std::string_view id = sc.identifier(p + 1);
-      out += '@';
-      if (names.count(id)) out.append(prefix);
-      out.append(id);
-      p += 1 + id.size();
+    } else if (s.compare(p, 2, "//") == 0) {
+      size_t q = sc.skip_space(p);
+      out.append(s.substr(p, q - p));
+      p = q;
+    } else if (auto symbol = sc.symbol_at(p)) {
+      if (names.count(symbol->name)) {
+        out += symbol_ref(std::string(prefix) + std::string(symbol->name));
+      } else {
+        out.append(s.substr(p, symbol->end - p));
+      }
+      p = symbol->end;
     } else {
       out += s[p++];
     }
@@ -251,6 +279,12 @@ void parse_signature(const Scanner& sc, const Function& f, ImportedFunction& out
 }
 
 }  // namespace
+
+std::string symbol_ref(std::string_view name) {
+  bool bare = !name.empty() && is_id_start(name.front());
+  for (char c : name) bare = bare && is_id_char(c);
+  return bare ? "@" + std::string(name) : "@\"" + std::string(name) + "\"";
+}
 
 TensorType parse_tensor_type(std::string_view text, std::string_view context) {
   std::string_view t = trim(text);
@@ -297,10 +331,7 @@ ImportedFunction import_module(std::string_view module_text, std::string_view sy
   size_t end = module_text.size();
   if (sc.keyword_at(begin, "module")) {
     size_t p = sc.skip_space(begin + 6);
-    if (p < end && module_text[p] == '@') {
-      p = module_text[p + 1] == '"' ? sc.skip_string(p + 1) : p + 1 + sc.identifier(p + 1).size();
-      p = sc.skip_space(p);
-    }
+    if (auto name = sc.symbol_at(p)) p = sc.skip_space(name->end);
     if (sc.keyword_at(p, "attributes")) {
       p = sc.skip_space(p + 10);
       if (p >= end || module_text[p] != '{') fail(kOp, "expected '{' after the module's 'attributes'");
@@ -333,9 +364,9 @@ ImportedFunction import_module(std::string_view module_text, std::string_view sy
   ImportedFunction out;
   out.symbol = std::string(symbol_prefix) + std::string(entry);
   for (const Function& f : functions) {
-    out.text += "  func.func private @";
-    out.text += symbol_prefix;
-    out.text += f.name;
+    out.defined_symbols.push_back(std::string(symbol_prefix) + std::string(f.name));
+    out.text += "  func.func private ";
+    out.text += symbol_ref(out.defined_symbols.back());
     out.text += rename_symbols(module_text.substr(f.signature_begin, f.end - f.signature_begin), names,
                                symbol_prefix);
     out.text += '\n';

@@ -28,6 +28,7 @@ namespace torch_tpu::hlo {
 struct ImportedFunction {
   std::string symbol;  // the entry function's name in the calling module
   std::string text;    // every function of the module, renamed and private
+  std::vector<std::string> defined_symbols;  // the names `text` defines
   std::vector<TensorType> parameter_types;
   std::vector<TensorType> result_types;
 };
@@ -37,6 +38,9 @@ struct ImportedFunction {
 ImportedFunction import_module(std::string_view module_text,
                                std::string_view symbol_prefix,
                                std::string_view entry = "main");
+
+// `@name`, or `@"name"` when the name is not a bare identifier.
+std::string symbol_ref(std::string_view name);
 
 // Parses one MLIR tensor type with a static shape ("tensor<2x3xf32>",
 // "tensor<complex<f32>>"); throws HloError naming `context` otherwise.

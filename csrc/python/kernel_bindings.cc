@@ -20,6 +20,13 @@ void bind_kernels(py::module_& m) {
       .def_property_readonly("text", [](const Kernel& kernel) { return kernel.function.text; },
                              "The module's functions as they are added to a calling program")
       .def_property_readonly("function", [](const Kernel& kernel) { return kernel.function; })
+      .def_property_readonly("result_types", [](const Kernel& kernel) {
+        py::list out;
+        for (const hlo::TensorType& t : kernel.function.result_types) {
+          out.append(py::make_tuple(std::string(short_name(t.dtype)), py::tuple(py::cast(t.dims))));
+        }
+        return out;
+      }, "(dtype, shape) of each result, as hlo.ImportedFunction.result_types")
       .def("__call__", [](const Kernel& kernel, const std::vector<at::Tensor>& inputs) {
         return aten::run_custom_kernel(kernel, inputs);
       }, py::arg("inputs"), py::call_guard<py::gil_scoped_release>())
