@@ -129,9 +129,27 @@ def test_trace_of_fused_eager_shows_the_graph_at_its_sync_point(tmp_path):
     assert ops[kernels[0]["args"]["External id"]] == "aten::_local_scalar_dense"
 
 
+def test_trace_shows_copies_between_host_and_device(tmp_path):
+    a = torch.randn(256, 256)
+
+    def run():
+        (a.to("tpu") * 2).cpu()
+
+    run()
+    prof, events = trace(run, [ProfilerActivity.CPU, ProfilerActivity.PrivateUse1], tmp_path)
+    ops = {e["args"]["External id"]: e["name"] for e in events if e.get("cat") == "cpu_op"}
+    copies = [e for e in events if e.get("cat") == "gpu_memcpy"]
+    assert sorted(c["name"] for c in copies) == ["Memcpy DtoH (tpu -> host)", "Memcpy HtoD (host -> tpu)"]
+    assert all(ops[c["args"]["External id"]] == "aten::_copy_from" and c["dur"] > 0 for c in copies)
+    up, down = sorted(copies, key=lambda c: c["ts"])
+    kernel = next(e for e in events if e.get("cat") == "kernel")
+    assert up["name"].startswith("Memcpy HtoD") and up["ts"] <= kernel["ts"] <= down["ts"]
+    torch.testing.assert_close((a.to("tpu") * 2).cpu(), a * 2)
+
+
 def test_cpu_only_trace_has_no_device_rows(tmp_path):
     x = torch.randn(64, 64, device="tpu")
     (x @ x).sum().item()
     _, events = trace(lambda: (x @ x).sum().item(), [ProfilerActivity.CPU], tmp_path)
-    assert [e for e in events if e.get("cat") == "kernel"] == []
+    assert [e for e in events if e.get("cat") in ("kernel", "gpu_memcpy")] == []
     assert any(e.get("name") == "aten::mm" for e in events)

@@ -18,7 +18,10 @@
 #include "aten/lazy_bits.h"
 #include "aten/op_runner.h"
 #include "aten/operand.h"
+#include "aten/trace_profiler.h"
 #include "ops/broadcast.h"
+#include "runtime/device_queue.h"
+#include "runtime/device_time.h"
 #include "runtime/runtime.h"
 
 namespace torch_tpu::aten {
@@ -55,7 +58,12 @@ at::Tensor host_to_tpu(const at::Tensor& src, const at::Tensor& dst) {
   const ElementType type = to_element_type(dst.scalar_type(), "aten::copy_");
   const int device = dst.device().index();
   auto& client = runtime::Runtime::get().client();
+  const int64_t start = runtime::launch_sink_set() ? runtime::steady_now_ns() : -1;
   pjrt::Buffer buffer = client.buffer_from_host(host.data_ptr(), type, host.sizes().vec(), {}, device);
+  if (start >= 0) {  // a trace is recording: the transfer is a device row
+    runtime::track_completion(device, buffer.ready_event(), start,
+                              {"Memcpy HtoD (host -> tpu)", trace_correlation_id(), runtime::SpanKind::kHostToDevice});
+  }
   auto value = std::make_shared<runtime::DeviceBuffer>(
       std::move(buffer), hlo::TensorType(type, host.sizes().vec()), device);
   Operand target = make_operand(dst, "aten::copy_");
@@ -71,7 +79,15 @@ at::Tensor tpu_to_host(const at::Tensor& src, const at::Tensor& dst) {
   note_host_read();
   runtime::DeviceBufferPtr value = dense_value(src, "aten::copy_");
   at::Tensor host = at::empty(src.sizes(), src.options().device(c10::kCPU));
-  if (host.numel() > 0) {
+  if (host.numel() > 0 && runtime::launch_sink_set()) {
+    // A trace is recording: the copy is a device row of its own, after the
+    // wait for the value's computation.
+    value->buffer().ready_event().await();
+    const int64_t start = runtime::steady_now_ns();
+    value->buffer().to_host(host.data_ptr(), host.nbytes());
+    runtime::report_span({value->device(), start, runtime::steady_now_ns(), "Memcpy DtoH (tpu -> host)",
+                          trace_correlation_id(), runtime::SpanKind::kDeviceToHost});
+  } else if (host.numel() > 0) {
     // Reads only once the value is computed: this is a sync point.
     value->buffer().to_host(host.data_ptr(), host.nbytes());
   }

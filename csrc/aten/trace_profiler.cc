@@ -91,8 +91,9 @@ class TpuTraceSession final : public libkineto::IActivityProfilerSession {
                                                    "tpu");
     activities_.clear();
     for (const runtime::LaunchSpan& s : spans_) {
-      auto a = std::make_unique<libkineto::GenericTraceActivity>(*span_, libkineto::ActivityType::CONCURRENT_KERNEL,
-                                                                 s.name);
+      const auto type = s.kind == runtime::SpanKind::kProgram ? libkineto::ActivityType::CONCURRENT_KERNEL
+                                                              : libkineto::ActivityType::GPU_MEMCPY;
+      auto a = std::make_unique<libkineto::GenericTraceActivity>(*span_, type, s.name);
       a->startTime = s.start_ns + clock_offset_ns_;
       a->endTime = s.end_ns + clock_offset_ns_;
       a->id = static_cast<int32_t>(s.correlation);
@@ -152,7 +153,9 @@ class TpuActivityProfiler final : public libkineto::IActivityProfiler {
                                                                   const libkineto::Config&) override {
     // Kineto asks every child profiler, whatever the profile's activities;
     // no session (Kineto skips a null one) unless device kernels are wanted.
-    if (!types.count(libkineto::ActivityType::CONCURRENT_KERNEL)) return nullptr;
+    if (!types.count(libkineto::ActivityType::CONCURRENT_KERNEL) && !types.count(libkineto::ActivityType::GPU_MEMCPY)) {
+      return nullptr;
+    }
     return std::make_unique<TpuTraceSession>();
   }
 
@@ -164,7 +167,8 @@ class TpuActivityProfiler final : public libkineto::IActivityProfiler {
 
  private:
   std::string name_ = "tpu";
-  std::set<libkineto::ActivityType> activities_{libkineto::ActivityType::CONCURRENT_KERNEL};
+  std::set<libkineto::ActivityType> activities_{libkineto::ActivityType::CONCURRENT_KERNEL,
+                                                libkineto::ActivityType::GPU_MEMCPY};
 };
 
 REGISTER_PRIVATEUSE1_PROFILER(TpuActivityProfiler);

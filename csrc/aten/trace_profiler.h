@@ -3,7 +3,8 @@
 // With ProfilerActivity.PrivateUse1 (`torch.profiler.profile(activities=
 // [ProfilerActivity.CPU, ProfilerActivity.PrivateUse1])`), PyTorch asks the
 // registered activity profiler for device activities. Ours reports every
-// program launch as a kernel activity: its op's name, its span on the
+// program launch as a kernel activity, and every copy between host and
+// device as a memcpy activity: its op's name, its span on the
 // device's busy clock (runtime/device_time.h: from its launch, or the
 // previous completion when later, to its completion) and the correlation id
 // of the host op that launched it, so the trace shows device rows linked to

@@ -31,6 +31,7 @@ std::shared_ptr<const LaunchSink> current_sink() {
 struct PendingSpan {
   std::string name;
   uint64_t correlation = 0;
+  SpanKind kind = SpanKind::kProgram;
 };
 
 struct BusyClock {
@@ -92,6 +93,7 @@ void complete_launch(int device, int64_t seq, int64_t launch_ns, std::unique_ptr
     if (auto sink = current_sink()) {
       span.name = std::move(label->name);
       span.correlation = label->correlation;
+      span.kind = label->kind;
       try {
         (*sink)(std::move(span));
       } catch (...) {
@@ -121,6 +123,7 @@ void time_launch(int device, const pjrt::Event& done, int64_t launch_ns, const L
     pending = std::make_unique<PendingSpan>();
     pending->name = label.name ? label.name : "tpu launch";
     pending->correlation = label.correlation;
+    pending->kind = label.kind;
     ++g_sink_pending;
   }
   BusyClock& c = clock_of(device);
@@ -148,6 +151,12 @@ void set_launch_sink(LaunchSink sink) {
   if (sink) enable_device_time();
   std::lock_guard<std::mutex> lock(g_sink_mutex);
   g_sink = sink ? std::make_shared<const LaunchSink>(std::move(sink)) : nullptr;
+}
+
+bool launch_sink_set() { return current_sink() != nullptr; }
+
+void report_span(LaunchSpan span) {
+  if (auto sink = current_sink()) (*sink)(std::move(span));
 }
 
 void flush_launch_sink() {

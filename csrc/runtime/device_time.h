@@ -29,12 +29,16 @@ bool device_time_enabled();
 // Steady-clock nanoseconds, the busy clock's time base.
 int64_t steady_now_ns();
 
+// What device work is, in a trace.
+enum class SpanKind : uint8_t { kProgram, kHostToDevice, kDeviceToHost };
+
 // What a launch was, for trace profiles: the op that launched it (copied
-// during the launch call when a sink is set) and the profiler's correlation
-// id of the host-side op it belongs to (0: none).
+// during the launch call when a sink is set), the profiler's correlation id
+// of the host-side op it belongs to (0: none), and its kind.
 struct LaunchLabel {
   const char* name = nullptr;
   uint64_t correlation = 0;
+  SpanKind kind = SpanKind::kProgram;
 };
 
 // Called by the device queue for each launch with its completion event and
@@ -49,6 +53,7 @@ struct LaunchSpan {
   int64_t end_ns = 0;
   std::string name;
   uint64_t correlation = 0;
+  SpanKind kind = SpanKind::kProgram;
 };
 
 // Receives every launch's span at its completion (from the plugin's
@@ -57,6 +62,10 @@ using LaunchSink = std::function<void(LaunchSpan)>;
 void set_launch_sink(LaunchSink sink);
 // Waits until every launch timed while a sink was set has reached it.
 void flush_launch_sink();
+bool launch_sink_set();
+// Hands a span its caller measured (a transfer the host waits for) to the
+// sink, when one is set.
+void report_span(LaunchSpan span);
 
 struct DeviceTimeMarker {
   // Busy nanoseconds when the work launched before the marker completed;
