@@ -53,6 +53,15 @@ void wait_until_idle() {
 
 class TpuTraceSession final : public libkineto::IActivityProfilerSession {
  public:
+  ~TpuTraceSession() override {
+    // A session dropped while recording (the profile never stopped) must
+    // not leave the sink pointing at it.
+    if (status_ == libkineto::TraceStatus::RECORDING) {
+      runtime::set_launch_sink(nullptr);
+      --g_recording_sessions;
+    }
+  }
+
   void start() override {
     {
       std::lock_guard<std::mutex> lock(mutex_);
