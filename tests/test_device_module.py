@@ -237,6 +237,24 @@ def test_event_timing():
         start.elapsed_time(never)
 
 
+def test_tpu_event_timing_the_cuda_way():
+    # start = torch.cuda.Event(enable_timing=True) ... start.elapsed_time(end)
+    start, end = torch.tpu.Event(enable_timing=True), torch.tpu.Event(enable_timing=True)
+    start.record()
+    x = torch.randn(256, 256, device="tpu")
+    (x @ x).sum()
+    end.record()
+    torch.tpu.synchronize()
+    assert start.elapsed_time(end) > 0.0
+    mixed = torch.Event(device="tpu", enable_timing=True)
+    mixed.record()
+    assert start.elapsed_time(mixed) >= start.elapsed_time(end)
+    with pytest.raises((ValueError, RuntimeError), match="enable_timing"):
+        start.elapsed_time(torch.tpu.Event())
+    with pytest.raises(TypeError, match="expected torch.Event"):
+        start.elapsed_time(3)
+
+
 # ---- generators and seeds ------------------------------------------------------
 
 

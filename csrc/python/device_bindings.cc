@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 
 #include <ATen/ops/empty.h>
+#include <torch/csrc/Event.h>
 #include <torch/csrc/Generator.h>
 #include <torch/csrc/autograd/autograd.h>
 
@@ -120,6 +121,15 @@ void bind_device(py::module_& m) {
   d.def("set_runtime_callbacks", &set_runtime_callbacks, py::arg("initialize"),
         py::arg("is_available"),
         "Registers how C++ creates the runtime and probes for a plugin (once, at import)");
+  // torch.Event.elapsed_time accepts exactly torch.Event as its argument,
+  // not torch.tpu.Event (a subclass): this takes either.
+  d.def("event_elapsed_time", [](py::object start, py::object end) {
+    TORCH_CHECK_TYPE(THPEvent_Check(start.ptr()) && THPEvent_Check(end.ptr()),
+                     "elapsed_time: expected torch.Event objects");
+    const c10::Event& a = reinterpret_cast<THPEvent*>(start.ptr())->event;
+    const c10::Event& b = reinterpret_cast<THPEvent*>(end.ptr())->event;
+    return a.elapsedTime(b);
+  }, py::arg("start"), py::arg("end"));
   d.def("device_count", [] { return static_cast<int>(aten::runtime_device_count()); },
         "Devices of the runtime; 0 before it is initialized");
   d.def("is_in_bad_fork", &aten::in_bad_fork);

@@ -278,6 +278,12 @@ class Event(torch.Event):
                  interprocess: bool = False):
         pass
 
+    def elapsed_time(self, end_event: torch.Event) -> float:
+        """Milliseconds from this event to ``end_event`` (a torch.tpu.Event
+        or torch.Event, both recorded with enable_timing=True)."""
+        # torch.Event's own method takes exactly torch.Event, not a subclass.
+        return _device_c.event_elapsed_time(self, end_event)
+
 
 def current_stream(device: Any = None) -> torch.Stream:
     """The stream of a tpu device (its one in-order queue)."""
