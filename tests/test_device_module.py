@@ -364,6 +364,20 @@ def test_memory_stats():
     torch.tpu.empty_cache()
 
 
+def test_memory_summary():
+    before = torch.tpu.memory_allocated()
+    x = torch.ones(1 << 20, device="tpu")  # 4 MiB
+    x.sum().item()
+    text = torch.tpu.memory_summary()
+    assert text.startswith("tpu:0 memory summary")
+    row = next(line for line in text.splitlines() if line.startswith("Allocated memory"))
+    value, unit = row.split()[2:4]  # "Allocated memory  <current> <unit>  <peak> <unit>"
+    current = float(value) * {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30}[unit]
+    assert abs(current - (before + 4 * 2**20)) <= 0.01 * current
+    assert "Out-of-memory errors" in text
+    del x
+
+
 # ---- pinned memory -----------------------------------------------------------
 
 

@@ -337,6 +337,7 @@ __all__ = [
     "mem_get_info",
     "memory_allocated",
     "memory_reserved",
+    "memory_summary",
     "memory_stats",
     "platform",
     "reset_peak_memory_stats",

@@ -21,6 +21,7 @@ __all__ = [
     "memory_allocated",
     "memory_reserved",
     "memory_stats",
+    "memory_summary",
     "reset_peak_memory_stats",
 ]
 
@@ -125,6 +126,36 @@ def mem_get_info(device: Any = None) -> tuple[int, int]:
     total = _total_memory(index)
     used = memory_reserved(index)
     return max(total - used, 0), total
+
+
+def _format_bytes(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.2f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def memory_summary(device: Any = None, abbreviated: bool = False) -> str:
+    """memory_stats() as a table to print, as torch.cuda.memory_summary()
+    gives one (``abbreviated`` is accepted; the table is short already)."""
+    index = _index(device)
+    s = memory_stats(index)
+    total = _total_memory(index)
+    rows = [
+        ("Allocated memory", _format_bytes(s["allocated_bytes.all.current"]),
+         _format_bytes(s["allocated_bytes.all.peak"])),
+        ("Reserved memory", _format_bytes(s["reserved_bytes.all.current"]),
+         _format_bytes(s["reserved_bytes.all.peak"])),
+        ("Live buffers", str(s["allocation.all.current"]), ""),
+        ("Buffers allocated / freed", f'{s["allocation.all.allocated"]} / {s["allocation.all.freed"]}', ""),
+        ("Out-of-memory errors", str(s["num_ooms"]), ""),
+        ("Device memory", _format_bytes(total) if total else "not reported by the platform", ""),
+    ]
+    width = max(len(r[0]) for r in rows)
+    lines = [f"tpu:{index} memory summary", f"{'':<{width}}  {'current':>14}  {'peak':>12}"]
+    lines += [f"{name:<{width}}  {cur:>14}  {peak:>12}".rstrip() for name, cur, peak in rows]
+    return "\n".join(lines)
 
 
 def empty_cache() -> None:
