@@ -100,6 +100,31 @@ def test_llama_generate_and_from_pretrained_device_map(tmp_path):
     assert torch.equal(got.cpu(), want)
 
 
+def test_sharded_checkpoint_split_over_devices_and_cpu(tmp_path):
+    """A checkpoint saved in shards loads with a device_map that splits the
+    layers over two tpu devices, or over a tpu and the CPU (accelerate's
+    offload hooks move activations between them), and computes what the CPU
+    model computes."""
+    torch.manual_seed(0)
+    model = CAUSAL_LMS["llama"]().eval()
+    model.save_pretrained(tmp_path, max_shard_size="50KB")
+    assert len(list(tmp_path.glob("*.safetensors"))) > 1
+    x = ids((1, 8))
+    with torch.no_grad():
+        want = model(x).logits
+    tail = ("model.layers.1", "model.norm", "model.rotary_emb", "lm_head")
+    for second in ("tpu:1", "cpu"):
+        device_map = {"model.embed_tokens": "tpu:0", "model.layers.0": "tpu:0", **{m: second for m in tail}}
+        loaded = T.AutoModelForCausalLM.from_pretrained(tmp_path, device_map=device_map)
+        layers = loaded.model.layers
+        assert layers[0].self_attn.q_proj.weight.device == torch.device("tpu:0")
+        if second == "tpu:1":
+            assert layers[1].self_attn.q_proj.weight.device == torch.device("tpu:1")
+        with torch.no_grad():
+            got = loaded(to_tpu(x)).logits
+        torch.testing.assert_close(got.cpu(), want, **TOL)
+
+
 def test_encoders_and_seq2seq():
     torch.manual_seed(0)
     x = ids()
