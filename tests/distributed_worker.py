@@ -10,6 +10,7 @@ raises on a mismatch, so a non-zero exit is a failure.
 from __future__ import annotations
 
 import copy
+import functools
 import os
 import sys
 
@@ -108,6 +109,42 @@ def scenario_collectives() -> None:
     t = torch.tensor([RANK == 0, False, True], device=dev)
     dist.all_reduce(t, op=dist.ReduceOp.MAX)
     check(t, torch.tensor([True, False, True]), "MAX bool")
+
+    # Integer types gloo cannot reduce travel as int64; uint64 keeps its
+    # order (values above 2**63) and wraps its sums modulo 2**64.
+    for dtype in (torch.int16, torch.uint16, torch.uint32):
+        for op in (dist.ReduceOp.SUM, dist.ReduceOp.MIN, dist.ReduceOp.MAX, dist.ReduceOp.BXOR):
+            t = (rank_tensor(RANK, (3,), torch.int64) * 1000).to(dtype).to(dev)
+            dist.all_reduce(t, op=op)
+            parts = [(rank_tensor(r, (3,), torch.int64) * 1000).to(dtype).to(torch.int64) for r in range(WORLD)]
+            want = {dist.ReduceOp.SUM: lambda: sum(parts),
+                    dist.ReduceOp.MIN: lambda: torch.stack(parts).amin(0),
+                    dist.ReduceOp.MAX: lambda: torch.stack(parts).amax(0),
+                    dist.ReduceOp.BXOR: lambda: functools.reduce(torch.bitwise_xor, parts)}[op]()
+            check(t, want.to(dtype), f"all_reduce {op} {dtype}")
+    big = 2**63 + 5
+    t = torch.tensor([big if RANK == 0 else 7, 2**64 - 1], dtype=torch.uint64, device=dev)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    check(t, torch.tensor([big, 2**64 - 1], dtype=torch.uint64), "MAX uint64")
+    t = torch.tensor([big if RANK == 0 else 7, 2**64 - 1], dtype=torch.uint64, device=dev)
+    dist.all_reduce(t, op=dist.ReduceOp.MIN)
+    check(t, torch.tensor([7 if WORLD > 1 else big, 2**64 - 1], dtype=torch.uint64), "MIN uint64")
+
+    # Collectives write below autograd, as NCCL's kernels do: a parameter
+    # can be broadcast or reduced in place, and a tensor another op saved
+    # for backward keeps its grad_fn and version.
+    p = torch.ones(2, device=dev, requires_grad=True)
+    dist.broadcast(p, src=0)
+    dist.all_reduce(p)
+    check(p.detach(), torch.full((2,), float(WORLD)), "all_reduce of a leaf that requires grad")
+    x = torch.arange(3.0, device=dev, requires_grad=True)
+    y = x * 2
+    z = y.sin()
+    dist.all_reduce(y)
+    assert type(y.grad_fn).__name__ == "MulBackward0", y.grad_fn
+    z.sum().backward()  # sin's backward reads y as reduced, as on CPU / gloo
+    check(x.grad, (torch.arange(3.0) * 2 * WORLD).cos() * 2, "backward through a tensor reduced in place",
+          atol=1e-5)
 
     # PREMUL_SUM: scaled by the factor, then summed.
     t = rank_tensor(RANK, (4,), torch.float32).to(dev)
@@ -281,6 +318,14 @@ def scenario_errors() -> None:
         assert "AVG" in str(e) and "bool" in str(e), e
     else:
         raise AssertionError("AVG of bool tensors was accepted")
+    for out, inp in ((torch.empty(5, device="tpu"), torch.ones(5, device="tpu")),
+                     (torch.empty(3, device="tpu"), torch.ones(4, device="tpu"))):
+        try:
+            dist.all_to_all_single(out, inp)
+        except ValueError as e:
+            assert "all_to_all_single" in str(e), e
+        else:
+            raise AssertionError(f"all_to_all_single of {inp.numel()} into {out.numel()} elements was accepted")
     # The group still works after refused calls.
     t = torch.ones(2, device="tpu")
     dist.all_reduce(t)

@@ -223,3 +223,17 @@ def test_writes_at_every_offset_share_one_program(mode):
         assert sum(counts[2:]) == 0, counts
         assert torch.equal(cache.cpu(), want) and torch.equal(rows.cpu(), want_rows)
 
+
+
+def test_scalar_cache_evicts_the_least_recently_used_value():
+    """Runtime scalars (view offsets, alpha, learning rates) keep device
+    copies in a bounded cache: past its capacity one old value goes per new
+    one, never the whole cache, so the values a loop keeps using stay."""
+    from torch_tpu import _C
+
+    x, want = torch.zeros(3, device="tpu"), torch.zeros(3)
+    for i in range(4200):  # every alpha a new runtime scalar
+        x.add_(1.0, alpha=i + 0.5)
+        want.add_(1.0, alpha=i + 0.5)
+    torch.testing.assert_close(x.cpu(), want)
+    assert _C.aten.cached_scalar_count() == 4096

@@ -12,6 +12,7 @@
 #include "aten/diagnostics.h"
 #include "aten/launch.h"
 #include "aten/op_runner.h"
+#include "aten/scalar_cache.h"
 #include "runtime/config.h"
 #include "runtime/device_queue.h"
 
@@ -92,7 +93,7 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
     BindBuffer bind_tensor = [this](hlo::Builder&, const DeviceBufferPtr& buffer) { return bind(buffer); };
     BindScalar bind_scalar = [this](hlo::Builder&, const ScalarInput& scalar) {
       key_.push_back('s');
-      return add_parameter(scalar_buffer(device_, scalar), &scalar);
+      return add_parameter(cached_scalar_buffer(device_, scalar), &scalar);
     };
     std::vector<hlo::Value> values;
     try {

@@ -17,6 +17,7 @@
 #include "aten/generator.h"
 #include "aten/launch.h"
 #include "aten/op_runner.h"
+#include "aten/scalar_cache.h"
 
 namespace torch_tpu::aten {
 
@@ -360,7 +361,7 @@ void GraphCapture::analyse(const std::vector<at::Tensor>& outputs) {
       }
       const ScalarInput& s = *p.scalar;
       if (s.role == ScalarRole::kValue) {
-        g.args.push_back({Captured::ArgKind::kScalar, -1, scalar_buffer(g.device, s)});
+        g.args.push_back({Captured::ArgKind::kScalar, -1, cached_scalar_buffer(g.device, s)});
         signature_ += "s" + scalar_text(s) + ";";
         continue;
       }
@@ -551,10 +552,10 @@ std::optional<std::vector<at::Tensor>> ReplayPlan::replay(const std::vector<at::
       case Captured::ArgKind::kInput: held.push_back(values[a.index]); break;
       case Captured::ArgKind::kScalar: held.push_back(a.value); break;
       case Captured::ArgKind::kSeed:
-        held.push_back(scalar_buffer(g.device, {ElementType::kU64, c10::Scalar(drawn[a.index].first)}));
+        held.push_back(cached_scalar_buffer(g.device, {ElementType::kU64, c10::Scalar(drawn[a.index].first)}));
         break;
       case Captured::ArgKind::kOffset:
-        held.push_back(scalar_buffer(g.device, {ElementType::kU64, c10::Scalar(drawn[a.index].second)}));
+        held.push_back(cached_scalar_buffer(g.device, {ElementType::kU64, c10::Scalar(drawn[a.index].second)}));
         break;
     }
   }

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
-#include <cstring>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
@@ -20,6 +19,7 @@
 #include "aten/eager_mode.h"
 #include "aten/fused_graph.h"
 #include "aten/launch.h"
+#include "aten/scalar_cache.h"
 #include "aten/trace_profiler.h"
 #include "pjrt/error.h"
 #include "pjrt/executable.h"
@@ -34,64 +34,6 @@ namespace {
 
 using runtime::DeviceBuffer;
 using runtime::DeviceBufferPtr;
-
-// Raw bytes of `value` converted to `type`, as the device stores it.
-std::string scalar_bytes(const c10::Scalar& value, ElementType type) {
-  std::string out(element_size(type), '\0');
-  auto put = [&](auto v) { std::memcpy(out.data(), &v, sizeof v); };
-  switch (type) {
-    case ElementType::kPred: put(static_cast<uint8_t>(value.toBool())); break;
-    case ElementType::kS8: put(value.to<int8_t>()); break;
-    case ElementType::kS16: put(value.to<int16_t>()); break;
-    case ElementType::kS32: put(value.to<int32_t>()); break;
-    case ElementType::kS64: put(value.to<int64_t>()); break;
-    case ElementType::kU8: put(value.to<uint8_t>()); break;
-    case ElementType::kU16: put(value.to<uint16_t>()); break;
-    case ElementType::kU32: put(value.to<uint32_t>()); break;
-    case ElementType::kU64: put(value.to<uint64_t>()); break;
-    case ElementType::kF16: put(value.to<c10::Half>().x); break;
-    case ElementType::kBF16: put(value.to<c10::BFloat16>().x); break;
-    case ElementType::kF32: put(value.to<float>()); break;
-    case ElementType::kF64: put(value.to<double>()); break;
-    case ElementType::kC64: put(value.to<c10::complex<float>>()); break;
-    case ElementType::kC128: put(value.to<c10::complex<double>>()); break;
-  }
-  return out;
-}
-
-// Scalars repeat (alpha = 1, a learning rate for many steps): their device
-// copies are kept, per device, so a repeated value costs no transfer.
-class ScalarCache {
- public:
-  DeviceBufferPtr get(int device, ElementType type, const c10::Scalar& value) {
-    std::string key = scalar_bytes(value, type);
-    key.push_back(static_cast<char>(type));
-    key.push_back(static_cast<char>(device));
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      auto it = buffers_.find(key);
-      if (it != buffers_.end()) return it->second;
-    }
-    auto& client = runtime::Runtime::get().client();
-    pjrt::Buffer buffer = client.buffer_from_host(key.data(), type, {}, {}, device);
-    auto value_buffer = std::make_shared<DeviceBuffer>(std::move(buffer), hlo::TensorType::scalar(type),
-                                                       device, /*counted=*/false);
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (buffers_.size() >= kMaxEntries) buffers_.clear();
-    buffers_.emplace(std::move(key), value_buffer);
-    return value_buffer;
-  }
-
- private:
-  static constexpr size_t kMaxEntries = 4096;
-  std::mutex mutex_;
-  std::unordered_map<std::string, DeviceBufferPtr> buffers_;
-};
-
-ScalarCache& scalar_cache() {
-  static auto* cache = new ScalarCache();  // outlives static destruction
-  return *cache;
-}
 
 struct Prepared {
   std::string key;
@@ -342,7 +284,7 @@ std::vector<DeviceBufferPtr> run_now(const OpCall& call, Prepared& p, size_t n_t
     } else {
       const size_t k = scalars.size();
       const ScalarInput& s = k < p.offsets.size() ? p.offsets[k] : call.scalars[k - p.offsets.size()];
-      scalars.push_back(scalar_cache().get(p.device.index(), s.type, s.value));
+      scalars.push_back(cached_scalar_buffer(p.device.index(), s));
       args.push_back(scalars.back()->get());
     }
   }
@@ -514,10 +456,6 @@ DeviceBufferPtr dense_value(const at::Tensor& t, const char* op) {
   };
   at::Tensor dense = run_op(call, identity).at(0);
   return make_operand(dense, op).buffer;
-}
-
-DeviceBufferPtr scalar_buffer(int device, const ScalarInput& scalar) {
-  return scalar_cache().get(device, scalar.type, scalar.value);
 }
 
 at::Tensor tensor_from_value(DeviceBufferPtr value, c10::Device device) {

@@ -99,9 +99,6 @@ std::vector<runtime::DeviceBufferPtr> device_buffers(std::vector<pjrt::Buffer> r
 // program materializes a view; a plain tensor costs nothing).
 runtime::DeviceBufferPtr dense_value(const at::Tensor& t, const char* op);
 
-// The device buffer of a runtime scalar's value (cached per value).
-runtime::DeviceBufferPtr scalar_buffer(int device, const ScalarInput& scalar);
-
 // A new tpu tensor holding `value` (its shape and dtype).
 at::Tensor tensor_from_value(runtime::DeviceBufferPtr value, c10::Device device);
 

@@ -1,8 +1,10 @@
 #include "distributed/process_group_tpu.h"
 
+#include <ATen/core/LegacyTypeDispatch.h>
 #include <ATen/ops/cat.h>
 #include <ATen/ops/empty.h>
 
+#include <limits>
 #include <numeric>
 #include <string>
 
@@ -30,15 +32,22 @@ bool any_on_tpu(const std::vector<TensorList>& lists) {
                      [](const TensorList& l) { return any_on_tpu(l); });
 }
 
+// Staging copies run below autograd, as the memory writes of NCCL or gloo
+// do: a collective on a tensor that requires grad (dist.broadcast(param))
+// is allowed, and it changes neither the tensor's grad_fn nor its version.
+using BelowAutograd = at::AutoDispatchBelowADInplaceOrView;
+
 // The values of `t` in dense host memory (a CPU tensor that is already
 // dense is used as it is: results written into it land in place).
 at::Tensor host_values(const at::Tensor& t) {
+  BelowAutograd guard;
   return t.to(at::kCPU).contiguous();
 }
 
 // A dense host copy that never shares memory with `t`, for collectives
 // that must leave their input as it was.
 at::Tensor host_copy(const at::Tensor& t) {
+  BelowAutograd guard;
   return t.to(at::kCPU, /*non_blocking=*/false, /*copy=*/true)
       .contiguous();
 }
@@ -63,6 +72,7 @@ TensorList host_empty(const TensorList& tensors) {
 }
 
 void copy_back(at::Tensor& target, const at::Tensor& host) {
+  BelowAutograd guard;
   if (!target.is_same(host)) target.copy_(host);
 }
 
@@ -107,6 +117,33 @@ void check_numel(std::string_view op, const at::Tensor& t, int64_t expected,
                     " (shape ", t.sizes(), ")");
 }
 
+// gloo reduces only 8-, 32- and 64-bit integers. int16, uint16 and uint32
+// are reduced as int64 (exact, and sums and products wrap back to their
+// width as on CPU); uint64 as the same bits in int64 (sums, products and
+// bitwise ops agree modulo 2^64), with its top bit flipped for MIN / MAX
+// so that int64's order is uint64's.
+at::Tensor gloo_reducible(const at::Tensor& host, bool ordered) {
+  switch (host.scalar_type()) {
+    case at::kShort:
+    case at::kUInt16:
+    case at::kUInt32:
+      return host.to(at::kLong);
+    case at::kUInt64: {
+      at::Tensor bits = host.view(at::kLong).clone();
+      if (ordered) bits.bitwise_xor_(std::numeric_limits<int64_t>::min());
+      return bits;
+    }
+    default:
+      return host;
+  }
+}
+
+at::Tensor from_gloo_reducible(at::Tensor reduced, const at::Tensor& host, bool ordered) {
+  if (host.scalar_type() != at::kUInt64) return reduced.to(host.scalar_type());
+  if (ordered) reduced.bitwise_xor_(std::numeric_limits<int64_t>::min());
+  return reduced.view(at::kUInt64);
+}
+
 }  // namespace
 
 ProcessGroupTPU::ProcessGroupTPU(c10::intrusive_ptr<c10d::Backend> host,
@@ -138,6 +175,7 @@ uint64_t ProcessGroupTPU::getSequenceNumberForGroup() {
 void ProcessGroupTPU::reduce_on_host(TensorList& hosts, const ReduceOp& op,
                                      std::chrono::milliseconds timeout,
                                      std::string_view caller) {
+  BelowAutograd guard;
   c10d::AllreduceOptions host_opts;
   host_opts.timeout = timeout;
   const bool average = op.op_ == ReduceOp::AVG;
@@ -163,7 +201,13 @@ void ProcessGroupTPU::reduce_on_host(TensorList& hosts, const ReduceOp& op,
   } else {
     host_opts.reduceOp = op;
   }
-  host_->allreduce(hosts, host_opts)->wait();
+  const bool ordered = op.op_ == ReduceOp::MIN || op.op_ == ReduceOp::MAX;
+  TensorList reduced = hosts;
+  for (auto& r : reduced) r = gloo_reducible(r, ordered);
+  host_->allreduce(reduced, host_opts)->wait();
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    if (!reduced[i].is_same(hosts[i])) hosts[i].copy_(from_gloo_reducible(reduced[i], hosts[i], ordered));
+  }
   if (average) {
     // Integers are averaged by truncating division, as NCCL's ncclAvg does.
     for (auto& h : hosts) {
@@ -380,6 +424,19 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::alltoall_base(
                                 input_split_sizes, opts);
   }
   check_same_dtype("all_to_all_single", input, output);
+  if (input_split_sizes.empty() || output_split_sizes.empty()) {
+    TORCH_CHECK_VALUE(input.numel() == output.numel(), "tpu backend: all_to_all_single: without split sizes, "
+                      "input and output must have as many elements, got ", input.numel(), " and ", output.numel());
+  }
+  for (const auto* t : {&input, &output}) {
+    const auto& splits = t == &input ? input_split_sizes : output_split_sizes;
+    if (splits.empty()) {
+      TORCH_CHECK_VALUE(t->dim() > 0 && t->size(0) % getSize() == 0, "tpu backend: all_to_all_single: without ",
+                        t == &input ? "input" : "output", " split sizes, the ", t == &input ? "input" : "output",
+                        "'s first dimension must divide equally among the ", getSize(), " ranks, got shape ",
+                        t->sizes());
+    }
+  }
   at::Tensor host_input = host_values(input);
   at::Tensor host_output = host_empty(output);
   host_->alltoall_base(host_output, host_input, output_split_sizes,

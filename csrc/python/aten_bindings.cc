@@ -5,6 +5,7 @@
 #include "aten/eager_mode.h"
 #include "aten/fallback.h"
 #include "aten/fused_graph.h"
+#include "aten/scalar_cache.h"
 #include "python/bindings.h"
 
 namespace py = pybind11;
@@ -52,6 +53,7 @@ void bind_aten(py::module_& m) {
   a.def("fused_stats", &fused_stats_dict);
   a.def("reset_fused_stats", &aten::reset_fused_stats);
   a.def("last_graph_text", &aten::last_graph_text);
+  a.def("cached_scalar_count", &aten::cached_scalar_count);
   a.def("dump_dir", &aten::dump_dir);
   a.def("set_dump_dir", &aten::set_dump_dir, py::arg("dir"));
   a.def("explain_recompiles", &aten::explain_recompiles);
