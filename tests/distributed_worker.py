@@ -130,6 +130,14 @@ def scenario_collectives() -> None:
     dist.all_reduce(t, op=dist.ReduceOp.MIN)
     check(t, torch.tensor([7 if WORLD > 1 else big, 2**64 - 1], dtype=torch.uint64), "MIN uint64")
 
+    # Object collectives pickle tpu tensors (through the legacy storage
+    # writer, which wraps the device pointer).
+    gathered = [None] * WORLD
+    dist.all_gather_object(gathered, {"rank": RANK, "t": torch.full((2,), float(RANK), device=dev)})
+    for r, obj in enumerate(gathered):
+        assert obj["rank"] == r and obj["t"].device.type == "tpu", obj
+        check(obj["t"], torch.full((2,), float(r)), "all_gather_object of a tpu tensor")
+
     # Collectives write below autograd, as NCCL's kernels do: a parameter
     # can be broadcast or reduced in place, and a tensor another op saved
     # for backward keeps its grad_fn and version.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import io
 
 import pytest
@@ -148,6 +149,31 @@ def test_save_and_load(tmp_path):
     on_tpu = torch.load(buf, map_location="tpu")
     assert on_tpu["w"].device.type == "tpu"
     assert torch.equal(on_tpu["v"].cpu(), x.cpu()[1])
+
+
+def test_pickle_and_the_legacy_save_format():
+    """pickle (and so multiprocessing, object collectives) and the pre-1.6
+    torch.save format write storages through a tensor PyTorch wraps around
+    the device pointer (at::from_blob): it must resolve to the storage."""
+    import pickle
+
+    x = torch.randn(2, 3)
+    t = x.to("tpu")
+    for got in (pickle.loads(pickle.dumps(t)), copy.deepcopy(t)):
+        assert got.device.type == "tpu" and torch.equal(got.cpu(), x)
+    view = pickle.loads(pickle.dumps(t[1, 1:]))
+    assert torch.equal(view.cpu(), x[1, 1:])
+    model = pickle.loads(pickle.dumps(torch.nn.Linear(3, 2).to("tpu")))
+    assert model.weight.device.type == "tpu" and model(t).shape == (2, 2)
+    grad = pickle.loads(pickle.dumps(t.bfloat16().requires_grad_()))
+    assert grad.requires_grad and grad.dtype == torch.bfloat16
+    assert pickle.loads(pickle.dumps(torch.empty(0, device="tpu"))).numel() == 0
+    buf = io.BytesIO()
+    torch.save({"w": t, "half": t.half()}, buf, _use_new_zipfile_serialization=False)
+    buf.seek(0)
+    loaded = torch.load(buf)
+    assert loaded["w"].device.type == "tpu" and torch.equal(loaded["w"].cpu(), x)
+    assert torch.equal(loaded["half"].cpu(), x.half())
 
 
 def test_resize_keeps_contents():

@@ -3,6 +3,9 @@
 #include <c10/core/CachingDeviceAllocator.h>
 #include <c10/util/Exception.h>
 
+#include <mutex>
+#include <unordered_map>
+
 #include "runtime/current_device.h"
 #include "runtime/runtime.h"
 
@@ -10,8 +13,40 @@ namespace torch_tpu::aten {
 
 namespace {
 
+// Every live storage value by its pseudo-address. A storage that PyTorch
+// wraps around a tpu data pointer with at::from_blob (the legacy
+// serializer behind pickle does) has no context of its own; it is
+// resolved here to the storage that owns the address.
+class LiveValues {
+ public:
+  void add(runtime::StorageValue* value) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    values_.emplace(value->address(), value);
+  }
+  void remove(runtime::StorageValue* value) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    values_.erase(value->address());
+  }
+  runtime::StorageValue* find(uintptr_t address) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = values_.find(address);
+    return it == values_.end() ? nullptr : it->second;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<uintptr_t, runtime::StorageValue*> values_;
+};
+
+LiveValues& live_values() {
+  static auto* values = new LiveValues();  // outlives static destruction
+  return *values;
+}
+
 void delete_storage_value(void* context) {
-  delete static_cast<runtime::StorageValue*>(context);
+  auto* value = static_cast<runtime::StorageValue*>(context);
+  live_values().remove(value);
+  delete value;
 }
 
 // Device memory statistics in PyTorch's shape. Nothing is cached: a buffer
@@ -45,6 +80,7 @@ class TpuAllocator final : public c10::DeviceAllocator {
     auto device = static_cast<c10::DeviceIndex>(runtime::current_device());
     uintptr_t address = runtime::reserve_address(nbytes);
     auto* value = new runtime::StorageValue(device, nbytes, address);
+    live_values().add(value);
     return c10::DataPtr(reinterpret_cast<void*>(address), value, &delete_storage_value,
                         c10::Device(c10::DeviceType::PrivateUse1, device));
   }
@@ -81,7 +117,14 @@ runtime::StorageValue& storage_value(const c10::StorageImpl& storage) {
   TORCH_CHECK(storage.device_type() == c10::DeviceType::PrivateUse1,
               "expected a tpu storage, got one on ", storage.device());
   auto* value = static_cast<runtime::StorageValue*>(storage.data_ptr().get_context());
-  TORCH_CHECK(value != nullptr, "tpu storage without a device value (not made by the tpu allocator)");
+  if (value == nullptr) {
+    // A storage wrapped around a tpu pointer (at::from_blob): the owner's
+    // value, when the pointer is the start of a live storage.
+    value = live_values().find(reinterpret_cast<uintptr_t>(storage.data_ptr().get()));
+    TORCH_CHECK(value != nullptr && storage.nbytes() <= value->nbytes(),
+                "a tpu storage wrapped around a device pointer must start at a live tpu storage and "
+                "lie within it (at::from_blob of an offset into a storage is not supported)");
+  }
   return *value;
 }
 
