@@ -46,6 +46,29 @@ def test_bool_add_mul():
     assert_same(torch.mul, a, b)
 
 
+@pytest.mark.parametrize("mode", ["strict", "fused"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.complex64], ids=str)
+def test_false_times_inf_or_nan_is_nan(mode, dtype):
+    """A bool promoted to a float is 0.0, and 0.0 * inf is NaN. XLA rewrites
+    convert(mask) * y into select(mask, y, 0); the promotion must not give
+    it that pattern (masking by multiplication would hide NaN and inf)."""
+    import torch_tpu
+
+    mask = torch.tensor([False, True, False, True, False])
+    y = torch.tensor([float("inf"), float("nan"), 2.0, -3.0, float("-inf")]).to(dtype)
+    with torch_tpu.eager_mode(mode):
+        for fn in (torch.mul, lambda m, v: m.to(v.dtype) * v, lambda m, v: v * m,
+                   lambda m, v: m / float("nan"), lambda m, v: m / -0.0, lambda m, v: m * float("inf")):
+            assert_same(fn, mask, y)
+
+
+def test_float_to_uint8_wraps_through_int64_like_cpu():
+    x = torch.tensor([-1.0, -2.7, -51.0, 0.5, 255.9, 256.0, 300.0, -256.0])
+    for dtype in (torch.float32, torch.float64, torch.bfloat16, torch.float16):
+        assert_same(lambda t: t.to(torch.uint8), x.to(dtype))
+    assert_same(lambda t: (t * 255).to(torch.uint8), torch.tensor([-0.5, 0.2, 1.0]))
+
+
 @pytest.mark.parametrize("pair", [(torch.int64, torch.float32), (torch.int32, torch.int64),
                                   (torch.bfloat16, torch.float32), (torch.bool, torch.int64),
                                   (torch.float16, torch.bfloat16)], ids=str)

@@ -21,6 +21,7 @@
 #include "aten/launch.h"
 #include "aten/scalar_cache.h"
 #include "aten/trace_profiler.h"
+#include "ops/broadcast.h"
 #include "pjrt/error.h"
 #include "pjrt/executable.h"
 #include "runtime/config.h"
@@ -153,7 +154,7 @@ std::vector<hlo::Value> emit_op(hlo::Builder& b, const OpCall& call, const Prepa
                           ": an in-place lowering returns a value per destination");
     for (size_t i = 0; i < n_targets; ++i) {
       hlo::Value value = outs[i];
-      if (value.dtype() != targets[i].dtype) value = b.convert(value, targets[i].dtype);
+      value = ops::convert_to(b, value, targets[i].dtype);
       if (value.dims() != targets[i].sizes) {
         TORCH_CHECK(false, call.name, ": result shape ", hlo::dims_to_string(value.dims()),
                     " does not match the destination's ", hlo::dims_to_string(targets[i].sizes));

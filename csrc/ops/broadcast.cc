@@ -35,6 +35,18 @@ hlo::Value convert_to(hlo::Builder& b, const hlo::Value& x, ElementType type) {
     if (type == ElementType::kPred) return b.compare(x, b.constant_splat(0, x.type()), "NE");
     return convert_to(b, b.real(x), type);
   }
+  if (x.dtype() == ElementType::kPred && (is_floating(type) || is_complex(type))) {
+    // A select, not a convert: XLA rewrites convert(mask) * y into
+    // select(mask, y, 0), which turns False * inf (NaN in PyTorch) into 0.
+    const hlo::TensorType t(type, x.dims());
+    return b.select(x, b.constant_splat(1, t), b.constant_splat(0, t));
+  }
+  if (type == ElementType::kU8 && is_floating(x.dtype())) {
+    // PyTorch casts floats to uint8 through int64 (c10's
+    // static_cast_with_inter_type), so -1.0 wraps to 255 on CPU and CUDA
+    // alike; XLA's direct convert would saturate it to 0.
+    return b.convert(b.convert(x, ElementType::kS64), type);
+  }
   return b.convert(x, type);
 }
 
