@@ -432,6 +432,91 @@ def test_sdpa_dropout_statistics():
     torch.testing.assert_close(no_dropout, torch.ones_like(no_dropout))
 
 
+def test_sdpa_under_vmap_jvp_and_per_sample_gradients():
+    """The fused kernel has no batching rule or forward derivative: under
+    torch.func transforms and forward AD, SDPA takes the math path."""
+    from torch.func import functional_call, grad, jvp, vmap
+
+    q = torch.randn(3, 2, 5, 4, generator=torch.Generator().manual_seed(0))
+    attend = functools.partial(lambda a: F.scaled_dot_product_attention(a, a, a, is_causal=True))
+    torch.testing.assert_close(vmap(attend)(to_tpu(q)).cpu(), vmap(attend)(q), rtol=1e-5, atol=1e-5)
+    q3, t3 = q[0], torch.ones_like(q[0])  # 3-D: CPU's choice is its math path too
+    torch.testing.assert_close(jvp(attend, (to_tpu(q3),), (to_tpu(t3),))[1].cpu(), jvp(attend, (q3,), (t3,))[1],
+                               rtol=1e-5, atol=1e-5)
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
+    on_tpu = copy.deepcopy(layer).to("tpu")
+    x = torch.randn(3, 4, 8)
+
+    def per_sample_grads(model, inputs):
+        params = {k: v.detach() for k, v in model.named_parameters()}
+        loss = lambda p, xi: functional_call(model, p, (xi[None],)).pow(2).mean()
+        return vmap(grad(loss), in_dims=(None, 0))(params, inputs)
+
+    want, got = per_sample_grads(layer, x), per_sample_grads(on_tpu, to_tpu(x))
+    for name in want:
+        torch.testing.assert_close(got[name].cpu(), want[name], rtol=1e-4, atol=1e-5, msg=name)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+@pytest.mark.parametrize("activation", ["relu", "gelu"])
+def test_transformer_encoder_inference_fast_path(norm_first, activation):
+    """In eval mode without grad, nn.TransformerEncoder(Layer) runs the fused
+    _transformer_encoder_layer_fwd op. CPU packs a padded batch into a
+    nested tensor and returns zeros at the padding; tpu tensors cannot be
+    nested, so the tpu result matches CPU's everywhere but the padding."""
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(8, 2, 16, batch_first=True, norm_first=norm_first, activation=activation)
+    nested = nn.TransformerEncoder(layer, 2).eval()  # enable_nested_tensor: CPU packs padded batches
+    padded = copy.deepcopy(nested)
+    padded.use_nested_tensor = False
+    on_tpu = copy.deepcopy(nested).to("tpu")
+    x = torch.randn(4, 5, 8)
+    padding = torch.zeros(4, 5, dtype=torch.bool)
+    padding[1, -2:] = True
+    padding[3, -1] = True
+    causal = nn.Transformer.generate_square_subsequent_mask(5)
+    tol = dict(rtol=1e-5, atol=1e-5)
+    with torch.no_grad():
+        torch.testing.assert_close(on_tpu(to_tpu(x)).cpu(), padded(x), **tol)
+        torch.testing.assert_close(on_tpu(to_tpu(x), mask=to_tpu(causal)).cpu(), padded(x, mask=causal), **tol)
+        got = on_tpu(to_tpu(x), src_key_padding_mask=to_tpu(padding)).cpu()
+        torch.testing.assert_close(got, padded(x, src_key_padding_mask=padding), **tol)
+        torch.testing.assert_close(got[~padding], nested(x, src_key_padding_mask=padding)[~padding], **tol)
+        torch.testing.assert_close(on_tpu.layers[0](to_tpu(x)).cpu(), nested.layers[0](x), **tol)
+        transformer = nn.Transformer(8, 2, 1, 1, 16, batch_first=True, norm_first=norm_first).eval()
+        torch.testing.assert_close(copy.deepcopy(transformer).to("tpu")(to_tpu(x), to_tpu(x)).cpu(),
+                                   transformer(x, x), **tol)
+
+
+def test_multi_head_attention_inference_fast_path():
+    """nn.MultiheadAttention's self-attention in eval mode without grad runs
+    _native_multi_head_attention: outputs and (averaged or per-head)
+    weights as CPU's fast path gives them, with padding and causal masks."""
+    torch.manual_seed(0)
+    mha = nn.MultiheadAttention(8, 2, batch_first=True).eval()
+    on_tpu = copy.deepcopy(mha).to("tpu")
+    x = torch.randn(4, 5, 8)
+    padding = torch.zeros(4, 5, dtype=torch.bool)
+    padding[1, -2:] = True
+    causal = nn.Transformer.generate_square_subsequent_mask(5)
+    cases = [{}, {"need_weights": False}, {"average_attn_weights": False}, {"key_padding_mask": padding},
+             {"attn_mask": causal}, {"attn_mask": causal.bool(), "key_padding_mask": padding}]
+    with torch.inference_mode():
+        for kw in cases:
+            want = mha(x, x, x, **kw)
+            xt = to_tpu(x)
+            got = on_tpu(xt, xt, xt, **{k: to_tpu(v) if isinstance(v, torch.Tensor) else v for k, v in kw.items()})
+            torch.testing.assert_close(got[0].cpu(), want[0], rtol=1e-5, atol=1e-5, msg=str(list(kw)))
+            assert (got[1] is None) == (want[1] is None), kw
+            if want[1] is not None:
+                torch.testing.assert_close(got[1].cpu(), want[1], rtol=1e-5, atol=1e-6, msg=str(list(kw)))
+        with pytest.raises(RuntimeError, match="_native_multi_head_attention.*divisible"):
+            w = on_tpu.in_proj_weight
+            torch._native_multi_head_attention(xt, xt, xt, 8, 3, w, on_tpu.in_proj_bias, on_tpu.out_proj.weight,
+                                               on_tpu.out_proj.bias)
+
+
 # ---- margin losses with their own kernels -----------------------------------------------------
 
 

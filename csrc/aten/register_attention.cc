@@ -17,6 +17,7 @@
 #include <ATen/native/transformers/attention.h>
 #include <ATen/ops/empty.h>
 #include <c10/core/ScalarType.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/library.h>
 
 #include <array>
@@ -68,13 +69,29 @@ const char* unsupported(const at::Tensor& q, const at::Tensor& k, const at::Tens
   return nullptr;
 }
 
+// The fused kernel has a backward but no batching rule, forward-mode
+// derivative or double backward: under torch.func's transforms (vmap, jvp,
+// grad, functionalize), or with forward-AD tangents, the math path
+// (ordinary ops, which have all three) runs instead.
+bool under_a_transform(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                       const std::optional<at::Tensor>& mask) {
+  // functorch includes its front-mode key while any transform is active.
+  if (c10::impl::tls_local_dispatch_key_set().included_.has(c10::DispatchKey::FuncTorchDynamicLayerFrontMode)) {
+    return true;
+  }
+  for (const at::Tensor* t : {&q, &k, &v, defined(mask)}) {
+    if (t && t->_fw_grad(/*level=*/0).defined()) return true;
+  }
+  return false;
+}
+
 int64_t fused_sdp_choice(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                          const std::optional<at::Tensor>& mask, double dropout_p, bool is_causal,
                          std::optional<double> scale, bool enable_gqa) {
   auto& ctx = at::globalContext();
   // Dropout runs on the math path, with the tpu generator's dropout.
   if (ctx.userEnabledOverrideableSDP() && dropout_p == 0.0 &&
-      !unsupported(q, k, v, defined(mask), is_causal, enable_gqa)) {
+      !unsupported(q, k, v, defined(mask), is_causal, enable_gqa) && !under_a_transform(q, k, v, mask)) {
     return static_cast<int64_t>(at::SDPBackend::overrideable);
   }
   if (ctx.userEnabledMathSDP()) return static_cast<int64_t>(at::SDPBackend::math);
