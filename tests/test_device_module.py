@@ -204,6 +204,25 @@ def test_stream_is_the_device_queue():
         torch.Stream(device="tpu:99")
 
 
+def test_stream_context_and_set_stream_switch_devices_as_on_cuda():
+    on_second = torch.tpu.Stream("tpu:1")
+    with torch.tpu.stream(on_second) as entered:
+        assert entered is on_second and torch.tpu.current_device() == 1
+        assert torch.tpu.current_stream().device == torch.device("tpu", 1)
+        assert torch.ones(2, device="tpu").device == torch.device("tpu", 1)
+    assert torch.tpu.current_device() == 0
+    with torch.tpu.StreamContext(None):
+        assert torch.tpu.current_device() == 0
+    try:
+        torch.tpu.set_stream(on_second)
+        assert torch.tpu.current_device() == 1
+    finally:
+        torch.tpu.set_device(0)
+    x = torch.ones(3, device="tpu")
+    x.record_stream(torch.tpu.current_stream())  # one queue per device: nothing to record
+    assert torch.equal(x.cpu(), torch.ones(3))
+
+
 def test_event_record_synchronize():
     e = torch.Event(device="tpu")
     assert e.query()  # never recorded
@@ -360,7 +379,23 @@ def test_memory_stats():
     assert torch.tpu.max_memory_allocated() == torch.tpu.memory_allocated()
     assert torch.tpu.memory_reserved() >= 0
     free, total = torch.tpu.mem_get_info()
-    assert 0 <= free and 0 <= total
+    assert 0 <= free <= total
+    if torch.tpu.platform() == "cpu":  # the host's memory is the device's
+        assert total == os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    assert torch.accelerator.get_memory_info()[1] == total == torch.tpu.get_device_properties(0).total_memory
+    x = torch.ones(1 << 20, device="tpu")
+    assert torch.tpu.max_memory_allocated() >= 4 << 20
+    del x
+    torch.tpu.reset_max_memory_allocated()
+    assert torch.tpu.max_memory_allocated() == torch.tpu.memory_allocated()
+    torch.tpu.reset_accumulated_memory_stats()
+    stats = torch.tpu.memory_stats()
+    assert stats["allocation.all.allocated"] == stats["allocation.all.freed"] == 0
+    y = torch.ones(3, device="tpu") + 1
+    del y
+    stats = torch.tpu.memory_stats()
+    assert stats["allocation.all.allocated"] >= 2 and stats["allocation.all.freed"] >= 2
+    assert torch.tpu.OutOfMemoryError is torch.OutOfMemoryError
     torch.tpu.empty_cache()
 
 

@@ -192,6 +192,18 @@ def test_linspace(args, dtype):
     torch.testing.assert_close(actual, expected, **tol)
 
 
+@pytest.mark.parametrize("steps", [0, 1, 4, 7])
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128], ids=str)
+def test_complex_linspace(steps, dtype):
+    expected = torch.linspace(1 + 1j, -2 + 3.5j, steps, dtype=dtype)
+    torch.testing.assert_close(torch.linspace(1 + 1j, -2 + 3.5j, steps, dtype=dtype, device="tpu").cpu(), expected)
+
+
+def test_equal_compares_values_across_dtypes_like_cpu():
+    for a, b in ((torch.ones(2, dtype=torch.int64), torch.ones(2)), (torch.tensor([1.5]), torch.tensor([1]))):
+        assert torch.equal(a.to("tpu"), b.to("tpu")) == torch.equal(a, b)
+
+
 @pytest.mark.parametrize("shape", [(3,), (2, 4), (0, 2), (5, 1)], ids=str)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bool, torch.int32], ids=str)
 def test_eye(shape, dtype):

@@ -1,8 +1,13 @@
 #include "aten/allocator.h"
 
+#include <ATen/core/Tensor.h>
 #include <c10/core/CachingDeviceAllocator.h>
 #include <c10/util/Exception.h>
+#include <torch/library.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <mutex>
 #include <unordered_map>
 
@@ -64,7 +69,7 @@ c10::CachingDeviceAllocator::DeviceStats device_stats(c10::DeviceIndex device) {
   count.current = s.num_buffers.load();
   count.peak = count.current;
   count.allocated = s.num_allocs.load();
-  count.freed = count.allocated - count.current;
+  count.freed = s.num_frees.load();
   for (auto* array : {&out.allocated_bytes, &out.reserved_bytes, &out.active_bytes, &out.requested_bytes}) {
     (*array)[aggregate] = bytes;
   }
@@ -72,6 +77,21 @@ c10::CachingDeviceAllocator::DeviceStats device_stats(c10::DeviceIndex device) {
   out.segment[aggregate] = count;
   out.active[aggregate] = count;
   return out;
+}
+
+// (free, total) bytes of a device: the plugin's limit and use when it
+// reports them; on the CPU platform the host's physical memory is the
+// device's; total 0 when the platform says nothing.
+std::pair<size_t, size_t> memory_info(c10::DeviceIndex device) {
+  auto& client = runtime::Runtime::get().client();
+  const auto stats = client.memory_stats(device);
+  int64_t total = stats && stats->bytes_limit ? *stats->bytes_limit : 0;
+  if (total == 0 && client.platform_name() == "cpu") {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    if (pages > 0 && page > 0) total = static_cast<int64_t>(pages) * page;
+  }
+  const int64_t used = stats ? stats->bytes_in_use : runtime::memory_stats(device).allocated.load();
+  return {static_cast<size_t>(std::max<int64_t>(total - used, 0)), static_cast<size_t>(total)};
 }
 
 class TpuAllocator final : public c10::DeviceAllocator {
@@ -99,6 +119,7 @@ class TpuAllocator final : public c10::DeviceAllocator {
     runtime::memory_stats(device).reset_accumulated();
   }
   void resetPeakStats(c10::DeviceIndex device) override { runtime::memory_stats(device).reset_peak(); }
+  std::pair<size_t, size_t> getMemoryInfo(c10::DeviceIndex device) override { return memory_info(device); }
 
   // Device memory is never host-addressable: a copy between two tpu
   // storages is a device operation (csrc/aten/copy.cc), never a memcpy.
@@ -133,5 +154,17 @@ runtime::StorageValue& storage_value(const c10::Storage& storage) {
 }
 
 REGISTER_ALLOCATOR(c10::DeviceType::PrivateUse1, &g_allocator)
+
+namespace {
+
+// Tensor.record_stream(s): CUDA code calls it so the caching allocator does
+// not reuse a buffer before work on another stream finishes. A tpu device
+// has one in-order queue and buffers are never reused across queues, so
+// there is nothing to record.
+void record_stream(at::Tensor&, c10::Stream) {}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl("record_stream", record_stream); }
 
 }  // namespace torch_tpu::aten

@@ -200,8 +200,7 @@ Tensor& tpu_histc_out(const Tensor& self, int64_t bins, const c10::Scalar& min, 
 bool tpu_equal(const Tensor& self, const Tensor& other) {
   TORCH_CHECK(self.device() == other.device(), "Cannot compare two tensors on different devices. Got: ",
               self.device(), " and ", other.device());
-  TORCH_CHECK(self.scalar_type() == other.scalar_type(), "Expected object of scalar type ", self.scalar_type(),
-              " but got scalar type ", other.scalar_type(), " for argument 'other'");
+  // Values compare after type promotion, as on CPU and CUDA.
   if (self.sizes() != other.sizes()) return false;
   if (self.numel() == 0) return true;
   return at::all(at::eq(self, other)).item<bool>();

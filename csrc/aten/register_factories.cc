@@ -37,8 +37,12 @@ at::Tensor& linspace_out(const c10::Scalar& start, const c10::Scalar& end, int64
   at::native::resize_output(out, {steps});
   if (steps == 0) return out;
   const ElementType type = to_element_type(out.scalar_type(), "aten::linspace");
-  // Integer outputs are computed in f32/f64 and truncated, as on CPU.
-  const ElementType compute = out.scalar_type() == at::kDouble ? ElementType::kF64 : ElementType::kF32;
+  // Integer outputs are computed in f32/f64 and truncated, as on CPU;
+  // complex outputs in their own type.
+  const ElementType compute = out.scalar_type() == at::kDouble          ? ElementType::kF64
+                              : out.scalar_type() == at::kComplexDouble ? ElementType::kC128
+                              : out.scalar_type() == at::kComplexFloat  ? ElementType::kC64
+                                                                        : ElementType::kF32;
   std::string attributes(1, static_cast<char>(type));
   attributes += std::to_string(steps);
   OpCall call{"aten::linspace", std::move(attributes), {}, {{compute, start}, {compute, end}}};

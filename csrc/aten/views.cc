@@ -9,6 +9,8 @@
 #include <ATen/ops/view_native.h>
 #include <torch/library.h>
 
+#include "aten/allocator.h"
+
 namespace torch_tpu::aten {
 
 namespace {
@@ -20,9 +22,16 @@ at::Tensor& set_storage(at::Tensor& self, at::Storage source, int64_t storage_of
   return at::native::set_storage_cpu_(self, std::move(source), storage_offset, size, stride);
 }
 
+// t.set_(): t becomes an empty tensor over a new, empty storage.
+at::Tensor& set_empty(at::Tensor& self) {
+  c10::Storage storage(c10::Storage::use_byte_size_t(), 0, tpu_allocator(), /*resizable=*/true);
+  return set_storage(self, std::move(storage), 0, {0}, {});
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("set_", set_empty);
   m.impl("view", at::native::view);
   m.impl("as_strided", at::native::as_strided_tensorimpl);
   m.impl("_reshape_alias", at::native::_reshape_alias);

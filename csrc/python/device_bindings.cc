@@ -80,6 +80,7 @@ py::dict memory_stats(int device) {
   d["peak"] = stats.peak.load();
   d["num_buffers"] = stats.num_buffers.load();
   d["num_allocs"] = stats.num_allocs.load();
+  d["num_frees"] = stats.num_frees.load();
   return d;
 }
 

@@ -62,6 +62,7 @@ DeviceBuffer::~DeviceBuffer() {
   auto& stats = memory_stats(device_);
   stats.sub(bytes_);
   stats.num_buffers.fetch_sub(1, std::memory_order_relaxed);
+  stats.num_frees.fetch_add(1, std::memory_order_relaxed);
 }
 
 }  // namespace torch_tpu::runtime

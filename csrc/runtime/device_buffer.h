@@ -24,6 +24,7 @@ struct DeviceMemoryStats {
   std::atomic<int64_t> peak{0};
   std::atomic<int64_t> num_buffers{0};
   std::atomic<int64_t> num_allocs{0};  // cumulative
+  std::atomic<int64_t> num_frees{0};   // cumulative
   std::atomic<int64_t> allocated_total{0};  // cumulative bytes
   std::atomic<int64_t> freed_total{0};      // cumulative bytes
 
@@ -35,6 +36,7 @@ struct DeviceMemoryStats {
   void reset_peak() { peak.store(allocated.load()); }
   void reset_accumulated() {
     num_allocs.store(0);
+    num_frees.store(0);
     allocated_total.store(0);
     freed_total.store(0);
   }

@@ -294,12 +294,37 @@ def current_stream(device: Any = None) -> torch.Stream:
 default_stream = current_stream
 
 
-def stream(stream: torch.Stream | None):
-    """Context manager making `stream` current (there is one per device, so
-    this only makes its device current); None: no change."""
-    import contextlib
+def set_stream(stream: torch.Stream) -> None:
+    """Makes `stream` current: as there is one stream per device, this makes
+    its device current."""
+    torch.accelerator.set_stream(stream)
 
-    return contextlib.nullcontext() if stream is None else stream
+
+class StreamContext:
+    """Context manager making `stream` (and so its device) current, and
+    restoring the previous device and stream on exit; None: no change."""
+
+    def __init__(self, stream: torch.Stream | None):
+        self.stream = stream
+        self._previous: torch.Stream | None = None
+
+    def __enter__(self) -> torch.Stream | None:
+        if self.stream is not None:
+            self._previous = torch.accelerator.current_stream()
+            torch.accelerator.set_stream(self.stream)
+        return self.stream
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            torch.accelerator.set_stream(self._previous)
+
+
+def stream(stream: torch.Stream | None) -> StreamContext:
+    """Context manager making `stream` current, as torch.cuda.stream does."""
+    return StreamContext(stream)
+
+
+OutOfMemoryError = torch.OutOfMemoryError
 
 
 def _set_runtime_callbacks() -> None:
@@ -311,7 +336,9 @@ from torch_tpu.tpu.random import *  # noqa: E402,F401,F403
 
 __all__ = [
     "Event",
+    "OutOfMemoryError",
     "Stream",
+    "StreamContext",
     "current_device",
     "current_stream",
     "default_generators",
@@ -340,6 +367,7 @@ __all__ = [
     "memory_summary",
     "memory_stats",
     "platform",
+    "set_stream",
     "reset_peak_memory_stats",
     "seed",
     "seed_all",

@@ -10,7 +10,6 @@ allocated bytes.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 __all__ = [
@@ -22,6 +21,8 @@ __all__ = [
     "memory_reserved",
     "memory_stats",
     "memory_summary",
+    "reset_accumulated_memory_stats",
+    "reset_max_memory_allocated",
     "reset_peak_memory_stats",
 ]
 
@@ -45,17 +46,7 @@ def _plugin_stats(index: int) -> dict | None:
 def _total_memory(index: int) -> int:
     """Device memory size in bytes: the plugin's limit, else (CPU platform)
     the host's physical memory, else 0 when unknown."""
-    stats = _plugin_stats(index)
-    if stats and stats.get("bytes_limit"):
-        return int(stats["bytes_limit"])
-    from torch_tpu import runtime
-
-    if runtime.platform() == "cpu":
-        try:
-            return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-        except (ValueError, OSError):
-            return 0
-    return 0
+    return mem_get_info(index)[1]
 
 
 def memory_stats(device: Any = None) -> dict[str, int]:
@@ -67,7 +58,7 @@ def memory_stats(device: Any = None) -> dict[str, int]:
     raw = _C.device.memory_stats(index)
     plugin = _plugin_stats(index) or {}
     allocated, peak = raw["allocated"], raw["peak"]
-    live, allocs = raw["num_buffers"], raw["num_allocs"]
+    live, allocs, frees = raw["num_buffers"], raw["num_allocs"], raw["num_frees"]
     reserved = int(plugin.get("bytes_in_use", allocated))
     reserved_peak = int(plugin.get("peak_bytes_in_use", max(peak, reserved)))
     stats = {
@@ -79,13 +70,13 @@ def memory_stats(device: Any = None) -> dict[str, int]:
         "reserved_bytes.all.peak": reserved_peak,
         "allocation.all.current": live,
         "allocation.all.allocated": allocs,
-        "allocation.all.freed": allocs - live,
+        "allocation.all.freed": frees,
         "active.all.current": live,
         "num_alloc_retries": 0,
         "num_ooms": 0,
         "num_sync_all_streams": 0,
         "num_device_alloc": allocs,
-        "num_device_free": allocs - live,
+        "num_device_free": frees,
     }
     return dict(sorted(stats.items()))
 
@@ -120,12 +111,26 @@ def reset_peak_memory_stats(device: Any = None) -> None:
 
 
 def mem_get_info(device: Any = None) -> tuple[int, int]:
-    """(free, total) bytes of a tpu device, from the plugin's limit; total
-    is 0 when the platform does not say."""
-    index = _index(device)
-    total = _total_memory(index)
-    used = memory_reserved(index)
-    return max(total - used, 0), total
+    """(free, total) bytes of a tpu device (torch.accelerator.get_memory_info
+    gives the same): the plugin's limit and use when it reports them; on the
+    CPU platform the host's physical memory; total 0 when the platform says
+    nothing."""
+    import torch
+
+    return torch.accelerator.get_memory_info(torch.device("tpu", _index(device)))
+
+
+def reset_max_memory_allocated(device: Any = None) -> None:
+    """Restarts the peak of memory_allocated() (torch.cuda's older name for
+    reset_peak_memory_stats)."""
+    reset_peak_memory_stats(device)
+
+
+def reset_accumulated_memory_stats(device: Any = None) -> None:
+    """Restarts the counts of allocated and freed bytes and buffers."""
+    import torch
+
+    torch.accelerator.reset_accumulated_memory_stats(torch.device("tpu", _index(device)))
 
 
 def _format_bytes(n: int) -> str:

@@ -21,6 +21,12 @@ hlo::Value lower_arange(hlo::Builder& b, const hlo::Value& start, const hlo::Val
 hlo::Value lower_linspace(hlo::Builder& b, const hlo::Value& start, const hlo::Value& end, int64_t n,
                           ElementType out) {
   const ElementType t = start.dtype();
+  if (is_complex(t)) {
+    // The real and imaginary parts step independently.
+    const ElementType part = real_part_type(t);
+    return convert_to(b, b.complex(lower_linspace(b, b.real(start), b.real(end), n, part),
+                                   lower_linspace(b, b.imag(start), b.imag(end), n, part)), out);
+  }
   const hlo::TensorType type(t, {n});
   if (n == 1) return convert_to(b, b.broadcast_in_dim(start, {1}, {}), out);
   hlo::Value i = b.iota(type, 0);
