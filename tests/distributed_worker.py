@@ -466,6 +466,48 @@ def scenario_ddp() -> None:
     dist.destroy_process_group()
 
 
+def scenario_sync_batch_norm() -> None:
+    """nn.SyncBatchNorm under DDP, each rank holding a share of the batch,
+    against BatchNorm on CPU over the whole batch: outputs, input and
+    parameter gradients, running statistics (two training steps), and the
+    f16 / bf16 statistics kept in f32."""
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    init()
+    torch.manual_seed(0)
+    cpu = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.BatchNorm2d(4, affine=False))
+    sync = DDP(nn.SyncBatchNorm.convert_sync_batchnorm(copy.deepcopy(cpu)).to("tpu"))
+    n = 3 * WORLD + 1  # rank shares of different sizes: 4 and 3 on two ranks
+    shares = [n // WORLD + (1 if r < n % WORLD else 0) for r in range(WORLD)]
+    for step in range(2):
+        x = torch.randn(n, 3, 6, 5, generator=torch.Generator().manual_seed(step))
+        w = torch.randn(n, 4, 4, 3, generator=torch.Generator().manual_seed(10 + step))
+        xc = x.clone().requires_grad_()
+        cpu.zero_grad()
+        want_out = cpu(xc)
+        (want_out * w).sum().backward()
+        mine = x.split(shares)[RANK].to("tpu").requires_grad_()
+        sync.zero_grad()
+        out = sync(mine)
+        (out * w.split(shares)[RANK].to("tpu")).sum().backward()
+        check(out.detach(), want_out.detach().split(shares)[RANK], f"SyncBatchNorm output, step {step}", atol=1e-4)
+        check(mine.grad, xc.grad.split(shares)[RANK], f"SyncBatchNorm input gradient, step {step}", atol=1e-4)
+        # DDP averages the ranks' gradients; their sum is the whole batch's.
+        for (name, p), q in zip(sync.module.named_parameters(), cpu.parameters()):
+            check(p.grad, q.grad / WORLD, f"SyncBatchNorm {name} gradient, step {step}", atol=1e-3)
+    for (name, b), c in zip(sync.module.named_buffers(), cpu.buffers()):
+        check(b, c, f"SyncBatchNorm buffer {name}", atol=1e-5)
+    # Half-precision inputs: statistics in f32, the output in the input's type.
+    bn = nn.SyncBatchNorm(4).to("tpu").to(torch.bfloat16)
+    x = torch.randn(2, 4, 3, generator=torch.Generator().manual_seed(RANK))
+    got = bn(x.to("tpu", torch.bfloat16))
+    assert got.dtype == torch.bfloat16
+    full = torch.cat([torch.randn(2, 4, 3, generator=torch.Generator().manual_seed(r)) for r in range(WORLD)])
+    want = nn.functional.batch_norm(full, None, None, training=True).split(2)[RANK]
+    check(got.float(), want, "SyncBatchNorm bf16 output", atol=5e-2)
+    dist.destroy_process_group()
+
+
 def scenario_fsdp2() -> None:
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.fsdp import fully_shard
