@@ -43,6 +43,14 @@ def test_opt_in_fallback_runs_on_cpu_and_counts():
     assert not torch_tpu._C.aten.cpu_fallback_enabled()
 
 
+def test_ops_without_a_cpu_kernel_do_not_offer_the_fallback():
+    x = torch.randn(4).to("tpu")  # _fused_dropout exists for CUDA only
+    for enabled in (False, True):
+        with torch_tpu.cpu_fallback(enabled):
+            with pytest.raises(NotImplementedError, match=r"_fused_dropout .*no CPU kernel .*cannot run it either"):
+                torch._fused_dropout(x, 0.5)
+
+
 def test_environment_variable_enables_fallback(tmp_path):
     code = (
         "import torch, torch_tpu\n"

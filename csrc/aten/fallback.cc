@@ -20,6 +20,12 @@ std::map<std::string, int64_t> g_counts;
 void tpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const std::string name = op.schema().operator_name().name +
                            (op.schema().overload_name().empty() ? "" : "." + op.schema().overload_name());
+  // Some ops exist only for CUDA (or other devices): the CPU fallback
+  // cannot run them either, so it is not offered.
+  const bool cpu_can_run = op.hasComputedKernelForDispatchKey(c10::DispatchKey::CPU);
+  TORCH_CHECK_NOT_IMPLEMENTED(cpu_can_run, name,
+                              " is not supported on tpu yet, and PyTorch has no CPU kernel for it, so the CPU "
+                              "fallback cannot run it either");
   TORCH_CHECK_NOT_IMPLEMENTED(cpu_fallback_enabled(), name,
                               " is not supported on tpu yet (set TORCH_TPU_CPU_FALLBACK=1 or call "
                               "torch_tpu.set_cpu_fallback(True) to run it on the CPU)");
