@@ -408,6 +408,19 @@ def test_pow_tensor_tensor():
     assert_same(lambda t: torch.pow(t, 2, out=torch.empty(0, device=t.device)), make((4,), torch.int64))
 
 
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int8, torch.uint8], ids=str)
+def test_integer_pow_reads_every_bit_of_the_exponent(dtype):
+    """Squaring over the exponent's bits, products wrapping as in C: XLA's
+    own integer power read only the low bits (2 ** (2**32 + 2) gave 4)."""
+    base = torch.tensor([0, 1, 2, 3, 5, 7, 100, -1, -2, -3]).to(dtype)
+    top = torch.iinfo(dtype).max
+    exponents = torch.tensor([0, 1, 2, 7, 63, 64, 65, top, top - 1, 2]).to(dtype)
+    assert_same(torch.pow, base, exponents)
+    if dtype == torch.int64:
+        for e in (2**32 + 2, 2**40, 2**62 + 1, 2**63 - 1):
+            assert_same(lambda t: t ** e, base)
+
+
 def test_pow_scalar_base():
     e = make((3, 4), torch.float32, 1)
     assert_same(lambda t: torch.pow(2, t), e)

@@ -173,17 +173,40 @@ hlo::Value lower_nan_to_num(hlo::Builder& b, const hlo::Value& x, const hlo::Val
   return b.select(b.compare(x, x, "NE"), fill(nan), r);
 }
 
+namespace {
+
+// base ** exponent for a nonnegative integer exponent, by squaring over
+// every bit of the type (XLA's integer power reads only the exponent's low
+// bits, so 2 ** (2**32 + 2) came out as 4). Products wrap as in C.
+hlo::Value integer_power(hlo::Builder& b, hlo::Value base, hlo::Value exponent) {
+  const int bits = static_cast<int>(element_size(exponent.dtype()) * 8);
+  hlo::Value one = splat_like(b, 1, exponent);
+  hlo::Value result = splat_like(b, 1, base);
+  for (int i = 0; i < bits; ++i) {
+    hlo::Value bit_set = b.compare(b.and_(exponent, one), splat_like(b, 0, exponent), "NE");
+    result = b.select(bit_set, b.multiply(result, base), result);
+    if (i + 1 < bits) {
+      base = b.multiply(base, base);
+      exponent = b.shift_right_logical(exponent, one);
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
 hlo::Value lower_pow(hlo::Builder& b, const hlo::Value& x, const hlo::Value& y, ElementType out) {
   auto dims = broadcast_shapes(x.dims(), y.dims(), "aten::pow");
   const ElementType c = elementwise_compute_type(out);
   hlo::Value base = broadcast_to(b, convert_to(b, x, c), dims);
   hlo::Value exponent = broadcast_to(b, convert_to(b, y, c), dims);
+  if (is_unsigned(c)) return convert_to(b, integer_power(b, base, exponent), out);
   if (!is_signed_integer(c)) return convert_to(b, b.power(base, exponent), out);
   // C integer powers: b ** -n is 0 unless |b| == 1 (then 1, or -1 for odd n).
   hlo::Value zero = splat_like(b, 0, exponent);
   hlo::Value one = splat_like(b, 1, base);
   hlo::Value negative = b.compare(exponent, zero, "LT");
-  hlo::Value positive_part = b.power(base, b.select(negative, zero, exponent));
+  hlo::Value positive_part = integer_power(b, base, b.select(negative, zero, exponent));
   hlo::Value odd = b.compare(b.remainder(exponent, splat_like(b, 2, exponent)), zero, "NE");
   hlo::Value minus_one_power = b.select(odd, splat_like(b, -1, base), one);
   hlo::Value negative_part =
