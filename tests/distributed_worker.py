@@ -130,6 +130,12 @@ def scenario_collectives() -> None:
     dist.all_reduce(t, op=dist.ReduceOp.MIN)
     check(t, torch.tensor([7 if WORLD > 1 else big, 2**64 - 1], dtype=torch.uint64), "MIN uint64")
 
+    # all_gather of different sizes per rank (NCCL allows it; gloo not).
+    outs = [torch.empty(2 + r, 3, device=dev) for r in range(WORLD)]
+    dist.all_gather(outs, torch.full((2 + RANK, 3), float(RANK), device=dev))
+    for r, o in enumerate(outs):
+        check(o, torch.full((2 + r, 3), float(r)), f"uneven all_gather from rank {r}")
+
     # Object collectives pickle tpu tensors (through the legacy storage
     # writer, which wraps the device pointer).
     gathered = [None] * WORLD

@@ -4,6 +4,7 @@
 #include <ATen/ops/cat.h>
 #include <ATen/ops/empty.h>
 
+#include <algorithm>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -108,6 +109,11 @@ void check_same_dtype(std::string_view op, const at::Tensor& a,
   TORCH_CHECK_TYPE(a.scalar_type() == b.scalar_type(), "tpu backend: ", op,
                    ": input and output must have one dtype, got ",
                    a.scalar_type(), " and ", b.scalar_type());
+}
+
+bool same_sizes(const TensorList& tensors) {
+  return std::all_of(tensors.begin(), tensors.end(),
+                     [&](const at::Tensor& t) { return t.sizes() == tensors[0].sizes(); });
 }
 
 void check_numel(std::string_view op, const at::Tensor& t, int64_t expected,
@@ -278,7 +284,26 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::allgather(
   }
   TensorList host_inputs = host_values(inputs);
   std::vector<TensorList> host_outputs = host_empty(outputs);
-  host_->allgather(host_outputs, host_inputs, opts)->wait();
+  if (outputs.size() == 1 && inputs.size() == 1 && !same_sizes(outputs[0])) {
+    // Ranks contribute different sizes: one broadcast per rank, as NCCL
+    // does (gloo's all-gather takes equal sizes only).
+    TensorList& slots = host_outputs[0];
+    TORCH_CHECK_VALUE(static_cast<int>(slots.size()) == getSize(), "tpu backend: all_gather: expected ",
+                      getSize(), " output tensors, got ", slots.size());
+    TORCH_CHECK_VALUE(slots[getRank()].sizes() == inputs[0].sizes(), "tpu backend: all_gather: this rank's output ",
+                      slots[getRank()].sizes(), " does not match its input ", inputs[0].sizes());
+    check_same_dtype("all_gather", inputs[0], outputs[0][getRank()]);
+    for (int root = 0; root < getSize(); ++root) {
+      TensorList slot{root == getRank() ? host_inputs[0] : slots[root]};
+      c10d::BroadcastOptions broadcast_opts;
+      broadcast_opts.rootRank = root;
+      broadcast_opts.timeout = opts.timeout;
+      host_->broadcast(slot, broadcast_opts)->wait();
+      slots[root] = slot[0];
+    }
+  } else {
+    host_->allgather(host_outputs, host_inputs, opts)->wait();
+  }
   return done(copy_back(outputs, host_outputs), OpType::ALLGATHER);
 }
 
