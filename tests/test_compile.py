@@ -243,6 +243,31 @@ def test_dropout_draws_from_the_device_generator():
     assert torch.equal(F.dropout(x, 0.5).cpu(), a)
 
 
+def test_checkpointed_dropout_recomputes_the_same_mask():
+    """Activation checkpointing recomputes its region in backward; AOTAutograd
+    wraps the region's random ops in run_and_save_rng_state /
+    run_with_rng_state, which the tpu backend implements with the device
+    generator's state."""
+    from torch.utils.checkpoint import checkpoint
+
+    def loss(x):
+        return checkpoint(lambda t: F.dropout(t.sin(), 0.5), x, use_reentrant=False).sum()
+
+    compiled = torch.compile(loss, backend="tpu")
+    x = torch.randn(256, device=TPU, requires_grad=True)
+    for step in range(3):  # past the graph runner's captures
+        torch.tpu.manual_seed(step)
+        loss(x).backward()
+        eager_grad, x.grad = x.grad, None
+        torch.tpu.manual_seed(step)
+        compiled(x).backward()
+        torch.testing.assert_close(x.grad.cpu(), eager_grad.cpu())
+        kept = eager_grad.cpu() != 0
+        assert 0.3 < kept.float().mean() < 0.7  # a mask was drawn
+        torch.testing.assert_close(x.grad.cpu(), kept * 2 * x.detach().cpu().cos())
+        x.grad = None
+
+
 def test_graph_break_falls_back_to_eager():
     def f(x):
         y = x.sin() * 2

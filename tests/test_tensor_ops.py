@@ -199,6 +199,12 @@ def test_complex_linspace(steps, dtype):
     torch.testing.assert_close(torch.linspace(1 + 1j, -2 + 3.5j, steps, dtype=dtype, device="tpu").cpu(), expected)
 
 
+def test_an_unsupported_dtype_keeps_its_message_through_python_operators():
+    # A TypeError would become NotImplemented in Tensor.__add__ and lose it.
+    with pytest.raises(NotImplementedError, match="aten::add: dtype ComplexHalf is not supported on tpu"):
+        torch.ones(2, dtype=torch.float16, device="tpu") + 1j
+
+
 def test_equal_compares_values_across_dtypes_like_cpu():
     for a, b in ((torch.ones(2, dtype=torch.int64), torch.ones(2)), (torch.tensor([1.5]), torch.tensor([1]))):
         assert torch.equal(a.to("tpu"), b.to("tpu")) == torch.equal(a, b)

@@ -31,7 +31,9 @@ inline bool has_element_type(c10::ScalarType t) {
   }
 }
 
-// Throws a TypeError-like c10::Error naming `op` for types the device lacks.
+// Throws NotImplementedError naming `op` for types the device lacks (not a
+// TypeError: Python's binary operators turn a TypeError into
+// NotImplemented, which would hide the message).
 inline ElementType to_element_type(c10::ScalarType t, const char* op = "tpu") {
   switch (t) {
     case c10::ScalarType::Bool: return ElementType::kPred;
@@ -50,7 +52,7 @@ inline ElementType to_element_type(c10::ScalarType t, const char* op = "tpu") {
     case c10::ScalarType::ComplexFloat: return ElementType::kC64;
     case c10::ScalarType::ComplexDouble: return ElementType::kC128;
     default:
-      TORCH_CHECK_TYPE(false, op, ": dtype ", t, " is not supported on tpu");
+      TORCH_CHECK_NOT_IMPLEMENTED(false, op, ": dtype ", t, " is not supported on tpu");
   }
 }
 

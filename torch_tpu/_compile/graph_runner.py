@@ -26,7 +26,7 @@ import torch
 
 import torch_tpu
 from torch_tpu import _C
-from torch_tpu._compile import input_updates, strides
+from torch_tpu._compile import input_updates, rng_state, strides
 
 log = logging.getLogger(__name__)
 
@@ -147,7 +147,9 @@ def make_runner(gm: torch.fx.GraphModule, fuse: bool, replay: bool = True) -> Ca
     list of inputs)."""
     strides.views_to_reshapes(gm)
     input_updates.batch_input_copies(gm)
+    sets_rng_state = rng_state.replace_rng_state_ops(gm)
     layouts = strides.traced_layouts(gm)
+    replay = replay and not sets_rng_state  # rng_state.py says why
     replayer = _Replayer(f"graph of {len(gm.graph.nodes)} nodes") if fuse and replay else None
     templates: dict[tuple, list] = {}  # the outputs of each planned key
     # Tensors the graph holds itself (get_attr): captured and checked like
