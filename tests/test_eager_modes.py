@@ -210,6 +210,36 @@ def test_debug_check_finite_names_op_and_call_site():
     assert ok.tolist() == [2.0, 1.0]
 
 
+def test_debug_checks_accept_any_index_among_ties_and_intended_infinities():
+    """Sorting and selection ops may return any index among tied values (the
+    tpu sort is stable, CPU's is not): compare_cpu checks that the indices
+    point at the values instead of comparing them with CPU's. An infinite
+    scalar input (SDPA's boolean mask made additive) makes infinities in the
+    output intended: check_finite then looks for NaN only."""
+    from torch_tpu._debug_checks import DebugChecks
+
+    x = torch.tensor([0.0, 1.0, 0.0, 1.0] * 25).to("tpu")
+    q = torch.randn(1, 2, 4, 8).to("tpu")
+    mask = torch.ones(4, 4, dtype=torch.bool).tril().to("tpu")
+    with torch_tpu.eager_mode("debug", compare_cpu=True, check_finite=True):
+        torch.sort(x)
+        torch.topk(x, 10)
+        x.view(10, 10).max(1)
+        torch.kthvalue(x, 3)
+        torch.cummax(x, 0)
+        F.scaled_dot_product_attention(q, q, q, attn_mask=mask)
+        with pytest.raises(RuntimeError, match=r"aten\.div\.Tensor produced NaN or Inf"):
+            torch.zeros(2, device="tpu") / 0.0
+    checks = DebugChecks(check_finite=False, compare_cpu=True, rtol=None, atol=None)
+    source = torch.tensor([3.0, 1.0, 1.0, 2.0])
+    values = torch.tensor([1.0, 1.0, 2.0, 3.0])
+    sort = torch.ops.aten.sort.default
+    assert checks._chosen_indices(sort, (x,), {}, [values, torch.tensor([2, 1, 3, 0])], (source,)) == 1
+    for wrong in ([1, 1, 3, 0], [0, 1, 3, 2]):  # repeated, or pointing at other values
+        with pytest.raises(RuntimeError, match="indices that do not point at its values"):
+            checks._chosen_indices(sort, (x,), {}, [values, torch.tensor(wrong)], (source,))
+
+
 @pytest.fixture(scope="module")
 def miscomputed_op():
     """An op whose tpu kernel disagrees with its CPU kernel."""

@@ -4,6 +4,7 @@ op after autograd, and report the op with the Python line that called it."""
 
 from __future__ import annotations
 
+import math
 import os
 import traceback
 
@@ -47,6 +48,39 @@ def _runs_on_cpu(func) -> bool:
     return torch._C._dispatch_has_computed_kernel_for_dispatch_key(name, "CPU")
 
 
+# Ops returning (values, indices) of elements chosen along a dim. Among tied
+# values either index is right (the tpu sort is stable, CPU's is not), so
+# the indices are checked by what they point at, not against CPU's.
+_CHOOSES_INDICES = {
+    "aten::sort", "aten::topk", "aten::kthvalue", "aten::mode", "aten::median", "aten::nanmedian",
+    "aten::max", "aten::min", "aten::cummax", "aten::cummin",
+}
+
+
+def _argument(func, args: tuple, kwargs: dict, name: str, default):
+    """An op's argument by schema name (given positionally or by keyword)."""
+    for i, a in enumerate(func._schema.arguments):
+        if a.name == name:
+            if a.name in kwargs:
+                return kwargs[a.name]
+            if i < len(args):
+                return args[i]
+            return a.default_value if a.has_default_value() else default
+    return default
+
+
+def _intends_infinity(flat_inputs: list) -> bool:
+    """Whether an input is an infinite scalar (a -inf fill, SDPA's boolean
+    mask turned additive): then infinities in the output are the point."""
+    for x in flat_inputs:
+        if isinstance(x, float) and math.isinf(x):
+            return True
+        if (isinstance(x, torch.Tensor) and x.dim() == 0 and x.is_floating_point()
+                and math.isinf(float(x.item()))):
+            return True
+    return False
+
+
 def _default_tolerance(dtype: torch.dtype) -> tuple[float, float]:
     if dtype in (torch.bfloat16, torch.float16):
         return 2e-2, 1e-2
@@ -87,8 +121,13 @@ class DebugChecks(TorchDispatchMode):
         out = func(*args, **kwargs)
         outputs = [t for t in tree_flatten(out)[0] if _is_tpu(t)]
         if self.check_finite:
+            nan_only = _intends_infinity(flat_inputs)
             for t in outputs:
-                if (t.is_floating_point() or t.is_complex()) and t.numel() and not bool(torch.isfinite(t).all()):
+                if not (t.is_floating_point() or t.is_complex()) or not t.numel():
+                    continue
+                if nan_only and bool(torch.isnan(t).any()):
+                    raise RuntimeError(f"tpu debug check: {func} produced NaN, called at {call_site()}")
+                if not nan_only and not bool(torch.isfinite(t).all()):
                     raise RuntimeError(f"tpu debug check: {func} produced NaN or Inf, called at {call_site()}")
         if compare:
             try:
@@ -98,9 +137,36 @@ class DebugChecks(TorchDispatchMode):
                 # or one that only a kernel implements): nothing to compare.
                 return out
             expected = [t for t in tree_flatten(cpu_out)[0] if isinstance(t, torch.Tensor)]
-            for got, want in zip(outputs, expected):
-                self._compare(func, got.detach().cpu(), want)
+            got = [t.detach().cpu() for t in outputs]
+            indices = self._chosen_indices(func, args, kwargs, got, cpu_args)
+            for i, (g, want) in enumerate(zip(got, expected)):
+                if i != indices:
+                    self._compare(func, g, want)
         return out
+
+    def _chosen_indices(self, func, args: tuple, kwargs: dict, got: list, cpu_args: tuple) -> int | None:
+        """For an op choosing elements along a dim, checks that its indices
+        (output 1) point at its values (output 0) and returns 1; None for
+        other ops (and a stable sort, whose indices are unique)."""
+        if (func._schema.name not in _CHOOSES_INDICES or len(got) != 2 or got[1].dtype != torch.int64
+                or _argument(func, args, kwargs, "stable", False)):
+            return None
+        source = cpu_args[0]
+        if not isinstance(source, torch.Tensor) or source.dim() == 0:
+            return None
+        values, indices = got
+        dim = _argument(func, args, kwargs, "dim", -1)
+        if values.dim() < source.dim():  # keepdim=False
+            values, indices = values.unsqueeze(dim), indices.unsqueeze(dim)
+        pointed = source.gather(dim, indices)
+        same = (pointed == values) | (pointed.isnan() & values.isnan()) if values.is_floating_point() \
+            else pointed == values
+        distinct = func._schema.name not in ("aten::sort", "aten::topk") or indices.shape[dim] < 2 or bool(
+            (indices.sort(dim).values.diff(dim=dim) != 0).all())
+        if not bool(same.all()) or not distinct:
+            raise RuntimeError(f"tpu debug check: {func} returned indices that do not point at its values, "
+                               f"called at {call_site()}")
+        return 1
 
     def _compare(self, func, got: torch.Tensor, want: torch.Tensor) -> None:
         rtol, atol = _default_tolerance(want.dtype)
