@@ -122,6 +122,14 @@ def scenario_collectives() -> None:
                     dist.ReduceOp.MAX: lambda: torch.stack(parts).amax(0),
                     dist.ReduceOp.BXOR: lambda: functools.reduce(torch.bitwise_xor, parts)}[op]()
             check(t, want.to(dtype), f"all_reduce {op} {dtype}")
+    # AVG divides in the widened type: an int16 sum that overflows int16
+    # still averages right.
+    for dtype in (torch.int16, torch.uint16, torch.uint32):
+        t = torch.tensor([30000 if dtype == torch.int16 else 60000, 7 + RANK], dtype=dtype, device=dev)
+        dist.all_reduce(t, op=dist.ReduceOp.AVG)
+        want = torch.tensor([30000 if dtype == torch.int16 else 60000,
+                             sum(7 + r for r in range(WORLD)) // WORLD], dtype=dtype)
+        check(t, want, f"AVG {dtype}")
     big = 2**63 + 5
     t = torch.tensor([big if RANK == 0 else 7, 2**64 - 1], dtype=torch.uint64, device=dev)
     dist.all_reduce(t, op=dist.ReduceOp.MAX)
@@ -329,9 +337,15 @@ def scenario_errors() -> None:
     try:
         dist.all_reduce(torch.ones(2, dtype=torch.bool, device="tpu"), op=dist.ReduceOp.AVG)
     except TypeError as e:
-        assert "AVG" in str(e) and "bool" in str(e), e
+        assert "AVG" in str(e) and "bool" in str(e).lower(), e
     else:
         raise AssertionError("AVG of bool tensors was accepted")
+    # Splits on one side only: each side is checked on its own.
+    out = torch.empty(2 + 2 * RANK, device="tpu")
+    dist.all_to_all_single(out, torch.arange(3.0, device="tpu") + 10 * RANK, input_split_sizes=[1, 2])
+    want = torch.cat([torch.arange(3.0)[:1] + 10 * r if RANK == 0 else torch.arange(3.0)[1:] + 10 * r
+                      for r in range(WORLD)])
+    check(out, want, "all_to_all_single with input splits only")
     for out, inp in ((torch.empty(5, device="tpu"), torch.ones(5, device="tpu")),
                      (torch.empty(3, device="tpu"), torch.ones(4, device="tpu"))):
         try:

@@ -174,6 +174,18 @@ def test_pickle_and_the_legacy_save_format():
     loaded = torch.load(buf)
     assert loaded["w"].device.type == "tpu" and torch.equal(loaded["w"].cpu(), x)
     assert torch.equal(loaded["half"].cpu(), x.half())
+    storage = t.untyped_storage()
+    assert torch.equal(torch.tensor(storage[0:storage.nbytes()].cpu().tolist(), dtype=torch.uint8),
+                       torch.tensor(x.untyped_storage().tolist(), dtype=torch.uint8))
+    with pytest.raises(RuntimeError, match="must cover a whole live tpu storage"):
+        storage[0:8].cpu()  # a part of a storage: refused, never read as another storage's value
+
+
+def test_set_with_no_arguments_empties_on_the_tensors_device():
+    for device in ("tpu:0", "tpu:1"):
+        t = torch.ones(3, device=device)
+        t.set_()
+        assert t.device == torch.device(device) and t.shape == (0,)
 
 
 def test_resize_keeps_contents():

@@ -137,15 +137,16 @@ c10::Allocator* tpu_allocator() { return &g_allocator; }
 runtime::StorageValue& storage_value(const c10::StorageImpl& storage) {
   TORCH_CHECK(storage.device_type() == c10::DeviceType::PrivateUse1,
               "expected a tpu storage, got one on ", storage.device());
-  auto* value = static_cast<runtime::StorageValue*>(storage.data_ptr().get_context());
-  if (value == nullptr) {
-    // A storage wrapped around a tpu pointer (at::from_blob): the owner's
-    // value, when the pointer is the start of a live storage.
-    value = live_values().find(reinterpret_cast<uintptr_t>(storage.data_ptr().get()));
-    TORCH_CHECK(value != nullptr && storage.nbytes() <= value->nbytes(),
-                "a tpu storage wrapped around a device pointer must start at a live tpu storage and "
-                "lie within it (at::from_blob of an offset into a storage is not supported)");
-  }
+  const c10::DataPtr& data = storage.data_ptr();
+  if (data.get_deleter() == &delete_storage_value) return *static_cast<runtime::StorageValue*>(data.get_context());
+  // A storage wrapped around a tpu pointer (at::from_blob, a slice of an
+  // UntypedStorage): its context, if any, is not ours. It stands for the
+  // live storage it covers exactly; a part of one would need offsets that
+  // storage-level code does not carry.
+  runtime::StorageValue* value = live_values().find(reinterpret_cast<uintptr_t>(data.get()));
+  TORCH_CHECK(value != nullptr && storage.nbytes() == value->nbytes(),
+              "a tpu storage wrapped around a device pointer must cover a whole live tpu storage "
+              "(a part of one, such as an UntypedStorage slice, is not supported)");
   return *value;
 }
 

@@ -8,7 +8,9 @@
 // layer_norm, the activation), so every eager mode and the compile cache
 // take them as any other op sequence. The semantics follow the CPU kernels:
 // masks are boolean (a float mask counts nonzero entries as masked), and a
-// row whose keys are all masked attends to nothing (zeros, not NaN).
+// row whose keys are all masked attends to nothing (zeros, as CPU's masked
+// softmax gives them; CPU's SDPA shortcut for need_weights=False gives NaN
+// for such a row instead).
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/gelu.h>
 #include <ATen/ops/layer_norm.h>

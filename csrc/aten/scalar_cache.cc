@@ -69,8 +69,9 @@ class ScalarCache {
     it->second.buffer = value_buffer;
     it->second.position = order_.insert(order_.end(), &it->first);
     if (entries_.size() > kCapacity) {
-      entries_.erase(*order_.front());
+      const std::string oldest = *order_.front();  // a copy: erase frees the key it points at
       order_.pop_front();
+      entries_.erase(oldest);
     }
     return value_buffer;
   }

@@ -10,6 +10,7 @@
 #include <torch/library.h>
 
 #include "aten/allocator.h"
+#include "aten/device_scope.h"
 
 namespace torch_tpu::aten {
 
@@ -24,6 +25,7 @@ at::Tensor& set_storage(at::Tensor& self, at::Storage source, int64_t storage_of
 
 // t.set_(): t becomes an empty tensor over a new, empty storage.
 at::Tensor& set_empty(at::Tensor& self) {
+  CurrentDeviceScope scope(self.device().index());  // the allocator allocates on the current device
   c10::Storage storage(c10::Storage::use_byte_size_t(), 0, tpu_allocator(), /*resizable=*/true);
   return set_storage(self, std::move(storage), 0, {0}, {});
 }

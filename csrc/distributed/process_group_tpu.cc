@@ -185,44 +185,48 @@ void ProcessGroupTPU::reduce_on_host(TensorList& hosts, const ReduceOp& op,
   c10d::AllreduceOptions host_opts;
   host_opts.timeout = timeout;
   const bool average = op.op_ == ReduceOp::AVG;
-  if (average) {
-    for (const auto& h : hosts) {
-      TORCH_CHECK_TYPE(h.scalar_type() != at::kBool, "tpu backend: ", caller,
-                       ": ReduceOp.AVG is not defined for bool tensors");
+  const bool ordered = op.op_ == ReduceOp::MIN || op.op_ == ReduceOp::MAX;
+  // Reduced in a type gloo takes (the tensor itself for most types), and
+  // averaged there too: an int16 sum must not wrap before its division.
+  TensorList reduced = hosts;
+  for (auto& r : reduced) {
+    if (average) {
+      TORCH_CHECK_TYPE(r.scalar_type() != at::kBool && r.scalar_type() != at::kUInt64, "tpu backend: ", caller,
+                       ": ReduceOp.AVG is not defined for ", r.scalar_type(), " tensors");
     }
+    r = gloo_reducible(r, ordered);
+  }
+  if (average) {
     host_opts.reduceOp = ReduceOp::SUM;
   } else if (op.op_ == ReduceOp::PREMUL_SUM) {
     auto* factor =
         dynamic_cast<c10d::PreMulSumSupplement*>(op.supplement_.get());
     TORCH_CHECK_VALUE(factor, "tpu backend: ", caller,
                       ": ReduceOp.PREMUL_SUM without a factor");
-    for (auto& h : hosts) {
+    for (auto& r : reduced) {
       if (factor->tensor_factor.defined()) {
-        h.mul_(factor->tensor_factor.to(at::kCPU));
+        r.mul_(factor->tensor_factor.to(at::kCPU));
       } else {
-        h.mul_(factor->double_factor);
+        r.mul_(factor->double_factor);
       }
     }
     host_opts.reduceOp = ReduceOp::SUM;
   } else {
     host_opts.reduceOp = op;
   }
-  const bool ordered = op.op_ == ReduceOp::MIN || op.op_ == ReduceOp::MAX;
-  TensorList reduced = hosts;
-  for (auto& r : reduced) r = gloo_reducible(r, ordered);
   host_->allreduce(reduced, host_opts)->wait();
-  for (size_t i = 0; i < hosts.size(); ++i) {
-    if (!reduced[i].is_same(hosts[i])) hosts[i].copy_(from_gloo_reducible(reduced[i], hosts[i], ordered));
-  }
   if (average) {
     // Integers are averaged by truncating division, as NCCL's ncclAvg does.
-    for (auto& h : hosts) {
-      if (at::isIntegralType(h.scalar_type(), /*includeBool=*/false)) {
-        h.div_(getSize(), "trunc");
+    for (auto& r : reduced) {
+      if (at::isIntegralType(r.scalar_type(), /*includeBool=*/false)) {
+        r.div_(getSize(), "trunc");
       } else {
-        h.div_(getSize());
+        r.div_(getSize());
       }
     }
+  }
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    if (!reduced[i].is_same(hosts[i])) hosts[i].copy_(from_gloo_reducible(reduced[i], hosts[i], ordered));
   }
 }
 
@@ -449,7 +453,7 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::alltoall_base(
                                 input_split_sizes, opts);
   }
   check_same_dtype("all_to_all_single", input, output);
-  if (input_split_sizes.empty() || output_split_sizes.empty()) {
+  if (input_split_sizes.empty() && output_split_sizes.empty()) {
     TORCH_CHECK_VALUE(input.numel() == output.numel(), "tpu backend: all_to_all_single: without split sizes, "
                       "input and output must have as many elements, got ", input.numel(), " and ", output.numel());
   }

@@ -34,11 +34,15 @@ def _device_of(args: tuple, kwargs: dict) -> torch.device:
 
 def tpu_run_and_save_rng_state(op: Any, *args: Any, **kwargs: Any) -> tuple[torch.Tensor, Any]:
     device = _device_of(args, kwargs)
+    if device.type != "tpu":  # a CPU random op: PyTorch's own implementation
+        return run_and_save_rng_state(op, *args, **kwargs)
     return torch.tpu.get_rng_state(device), op(*args, **kwargs)
 
 
 def tpu_run_with_rng_state(rng_state: torch.Tensor, op: Any, *args: Any, **kwargs: Any) -> Any:
     device = _device_of(args, kwargs)
+    if device.type != "tpu":
+        return run_with_rng_state(rng_state, op, *args, **kwargs)
     current = torch.tpu.get_rng_state(device)
     torch.tpu.set_rng_state(rng_state.cpu(), device)
     try:
