@@ -125,6 +125,28 @@ def test_sharded_checkpoint_split_over_devices_and_cpu(tmp_path):
         torch.testing.assert_close(got.cpu(), want, **TOL)
 
 
+def test_auto_device_map_with_a_tpu_memory_budget(tmp_path):
+    """device_map="auto" with max_memory for device 0 (an integer key is the
+    current accelerator, tpu) fills tpu:0 first and offloads the rest to the
+    CPU, as on CUDA; accelerate sizes no PrivateUse1 memory by itself."""
+    torch.manual_seed(0)
+    model = CAUSAL_LMS["llama"]().eval()
+    model.save_pretrained(tmp_path)
+    x = ids((1, 8))
+    with torch.no_grad():
+        want = model(x).logits
+    model_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
+    budget = {0: model_bytes // 2, "cpu": 10 * model_bytes}
+    loaded = T.AutoModelForCausalLM.from_pretrained(tmp_path, device_map="auto", max_memory=budget)
+    placed = set(loaded.hf_device_map.values())
+    assert placed == {0, "cpu"}, loaded.hf_device_map
+    assert loaded.model.embed_tokens.weight.device == torch.device("tpu:0")
+    with torch.no_grad():
+        got = loaded(to_tpu(x)).logits
+    assert got.device.type == "tpu"
+    torch.testing.assert_close(got.cpu(), want, **TOL)
+
+
 def test_encoders_and_seq2seq():
     torch.manual_seed(0)
     x = ids()
