@@ -69,6 +69,25 @@ def test_float_to_uint8_wraps_through_int64_like_cpu():
     assert_same(lambda t: (t * 255).to(torch.uint8), torch.tensor([-0.5, 0.2, 1.0]))
 
 
+def test_out_of_range_python_numbers_wrap_or_raise_as_on_cpu():
+    """Arithmetic casts a Python number to the tensor's dtype as C does
+    (uint8 + 300 adds 44, a float overflows to inf); fill values and index_add's
+    alpha are converted with an overflow check and raise."""
+    u8 = torch.tensor([1, 2, 200], dtype=torch.uint8)
+    where = lambda t: torch.tensor([0], device=t.device)  # noqa: E731
+    for fn in (lambda t: t + 300, lambda t: t - 300, lambda t: t * 300, lambda t: 300 - t,
+               lambda t: t.clone().add_(300), lambda t: t.div(300, rounding_mode="floor"),
+               lambda t: t.div(256, rounding_mode="trunc"),  # 256 wraps to 0: ZeroDivisionError
+               lambda t: t.to(torch.int8) * 1000, lambda t: t.int() + 2**40,
+               lambda t: t.half() + 1e10, lambda t: t.bfloat16() * 1e40,
+               lambda t: t.add(t, alpha=300),
+               lambda t: t.masked_fill(t > 1, 300), lambda t: t.masked_fill(t > 1, torch.tensor(300)),
+               lambda t: t.half().masked_fill(t > 1, 1e10), lambda t: t.masked_fill(t > 1, 255),
+               lambda t: t.index_fill(0, where(t), 300), lambda t: t.index_fill(0, where(t), torch.tensor(300)),
+               lambda t: t.scatter(0, where(t), 300), lambda t: t.index_add(0, where(t), t[:1], alpha=300)):
+        assert_same(fn, u8)
+
+
 @pytest.mark.parametrize("pair", [(torch.int64, torch.float32), (torch.int32, torch.int64),
                                   (torch.bfloat16, torch.float32), (torch.bool, torch.int64),
                                   (torch.float16, torch.bfloat16)], ids=str)

@@ -67,6 +67,8 @@ c10::Scalar cast_scalar(const c10::Scalar& s, c10::ScalarType t) {
     case ScalarType::Short: return static_cast<int64_t>(static_cast<int16_t>(scalar_as_int(s)));
     case ScalarType::Int: return static_cast<int64_t>(static_cast<int32_t>(scalar_as_int(s)));
     case ScalarType::Long: return scalar_as_int(s);
+    case ScalarType::UInt16: return static_cast<int64_t>(static_cast<uint16_t>(scalar_as_int(s)));
+    case ScalarType::UInt32: return static_cast<int64_t>(static_cast<uint32_t>(scalar_as_int(s)));
     case ScalarType::Half: return static_cast<double>(static_cast<float>(c10::Half(static_cast<float>(s.toDouble()))));
     case ScalarType::BFloat16:
       return static_cast<double>(static_cast<float>(c10::BFloat16(static_cast<float>(s.toDouble()))));
@@ -74,6 +76,25 @@ c10::Scalar cast_scalar(const c10::Scalar& s, c10::ScalarType t) {
     case ScalarType::Double: return s.toDouble();
     default: return s;
   }
+}
+
+c10::Scalar checked_cast_scalar(const c10::Scalar& s, c10::ScalarType t) {
+  using c10::ScalarType;
+  switch (t) {
+    case ScalarType::Byte: (void)s.to<uint8_t>(); break;
+    case ScalarType::Char: (void)s.to<int8_t>(); break;
+    case ScalarType::Short: (void)s.to<int16_t>(); break;
+    case ScalarType::Int: (void)s.to<int32_t>(); break;
+    case ScalarType::Long: (void)s.to<int64_t>(); break;
+    case ScalarType::UInt16: (void)s.to<uint16_t>(); break;
+    case ScalarType::UInt32: (void)s.to<uint32_t>(); break;
+    case ScalarType::UInt64: (void)s.to<uint64_t>(); break;
+    case ScalarType::Half: (void)s.to<c10::Half>(); break;
+    case ScalarType::BFloat16: (void)s.to<c10::BFloat16>(); break;
+    case ScalarType::Float: (void)s.to<float>(); break;
+    default: break;
+  }
+  return cast_scalar(s, t);
 }
 
 ArgSlot add_operand(OpCall& call, const at::Tensor& t, c10::ScalarType type) {

@@ -31,6 +31,10 @@ ArgSlot add_arg(OpCall& call, at::Tensor&& t, ElementType scalar_type);
 // round (out-of-range values become inf), so the runtime's conversion never
 // raises where CPU does not.
 c10::Scalar cast_scalar(const c10::Scalar& s, c10::ScalarType t);
+// For fill values (masked_fill, index_fill, scatter's value, index_add's
+// alpha): CPU converts those with an overflow check, so a value `t` cannot
+// hold raises c10's "value cannot be converted ... without overflow".
+c10::Scalar checked_cast_scalar(const c10::Scalar& s, c10::ScalarType t);
 
 // Like add_arg (borrowing `t` too), with a CPU 0-dim tensor cast to `type`
 // as CPU casts it.

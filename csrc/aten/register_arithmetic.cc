@@ -74,8 +74,10 @@ struct Prepared {
 Prepared prepare(Binary op, const at::Tensor& self, const at::Tensor& other,
                  const c10::Scalar& alpha, ops::RoundingMode mode, c10::ScalarType dtype) {
   Prepared p{OpCall{op_name(op), "", {}, {}}, {}, {}, false, to_element_type(dtype, op_name(op)), mode};
-  p.self = add_arg(p.call, self, p.out);
-  p.other = add_arg(p.call, other, p.out);
+  // A Python number meets the tensor's dtype as CPU's kernels cast it: an
+  // integer out of range wraps (uint8 + 300 adds 44), a float overflows to inf.
+  p.self = add_operand(p.call, self, dtype);
+  p.other = add_operand(p.call, other, dtype);
   if ((op == Binary::kAdd || op == Binary::kSub) && !(alpha.isIntegral(true) && alpha.toLong() == 1)) {
     TORCH_CHECK(!c10::isIntegralType(dtype, true) || alpha.isIntegral(true),
                 "For integral input tensors, argument alpha must not be a floating point number.");

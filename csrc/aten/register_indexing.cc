@@ -118,7 +118,7 @@ at::Tensor scatter_any(const char* name, const char* method, const at::Tensor& s
   if (has_src) {
     call.tensors.push_back(src);
   } else {
-    call.scalars.push_back({type, cast_scalar(value, self.scalar_type())});
+    call.scalars.push_back({type, checked_cast_scalar(value, self.scalar_type())});
   }
   auto body = [dim, kind, include_self, has_src](hlo::Builder& b, const Values& t, const Values& s) {
     return ops::lower_scatter(b, t[0], t[1], has_src ? t[2] : s[0], dim, kind, include_self);
@@ -299,7 +299,7 @@ at::Tensor index_update(const char* name, const char* method, const at::Tensor& 
   key.push_back(static_cast<char>(kind));
   key.push_back(has_alpha ? 'a' : '-');
   OpCall call{name, std::move(key), {self, index, source}, {}};
-  if (has_alpha) call.scalars.push_back({type, cast_scalar(alpha, self.scalar_type())});
+  if (has_alpha) call.scalars.push_back({type, checked_cast_scalar(alpha, self.scalar_type())});
   auto body = [dim, kind, has_alpha](hlo::Builder& b, const Values& t, const Values& s) {
     std::optional<hlo::Value> a;
     if (has_alpha) a = s[0];
@@ -361,13 +361,13 @@ at::Tensor index_fill_any(const at::Tensor& self, int64_t dim_in, const at::Tens
     TORCH_CHECK(value_tensor->dim() == 0, "index_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
                 value_tensor->dim(), " dimension(s).");
     if (value_tensor->device().is_cpu()) {
-      call.scalars.push_back({type, cast_scalar(value_tensor->item(), self.scalar_type())});
+      call.scalars.push_back({type, checked_cast_scalar(value_tensor->item(), self.scalar_type())});
     } else {
       call.tensors.push_back(*value_tensor);
       scalar_value = false;
     }
   } else {
-    call.scalars.push_back({type, cast_scalar(*value, self.scalar_type())});
+    call.scalars.push_back({type, checked_cast_scalar(*value, self.scalar_type())});
   }
   call.attributes.push_back(scalar_value ? 's' : 't');
   auto body = [dim, scalar_value](hlo::Builder& b, const Values& t, const Values& s) {

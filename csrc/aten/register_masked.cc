@@ -61,13 +61,13 @@ at::Tensor masked_fill_any(const at::Tensor& self, const at::Tensor& mask, const
                 "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
                 value_tensor->dim(), " dimension(s).");
     if (value_tensor->device().is_cpu()) {
-      call.scalars.push_back({type, cast_scalar(value_tensor->item(), self.scalar_type())});
+      call.scalars.push_back({type, checked_cast_scalar(value_tensor->item(), self.scalar_type())});
     } else {
       call.tensors.push_back(*value_tensor);
       scalar_value = false;
     }
   } else {
-    call.scalars.push_back({type, cast_scalar(*value, self.scalar_type())});
+    call.scalars.push_back({type, checked_cast_scalar(*value, self.scalar_type())});
   }
   call.attributes.push_back(scalar_value ? 's' : 't');
   auto body = [shape, scalar_value](hlo::Builder& b, const Values& t, const Values& s) {
