@@ -458,6 +458,21 @@ def test_sdpa_under_vmap_jvp_and_per_sample_gradients():
         torch.testing.assert_close(got[name].cpu(), want[name], rtol=1e-4, atol=1e-5, msg=name)
 
 
+def test_sdpa_double_backward_on_3d_inputs():
+    """3-D inputs take the math path, as on CPU and CUDA, so gradients of
+    gradients (gradient penalties, MAML) work through them."""
+    q, k, v = (torch.randn(2, 5, 4, generator=torch.Generator().manual_seed(s)) for s in (1, 2, 3))
+
+    def grad_norm(q, k, v):
+        q, k, v = (t.detach().requires_grad_() for t in (q, k, v))
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        (gq,) = torch.autograd.grad(out.pow(2).sum(), q, create_graph=True)
+        (ggk,) = torch.autograd.grad(gq.pow(2).sum(), k)
+        return ggk
+
+    torch.testing.assert_close(grad_norm(*to_tpu((q, k, v))).cpu(), grad_norm(q, k, v), rtol=1e-4, atol=1e-5)
+
+
 @pytest.mark.parametrize("norm_first", [False, True])
 @pytest.mark.parametrize("activation", ["relu", "gelu"])
 def test_transformer_encoder_inference_fast_path(norm_first, activation):

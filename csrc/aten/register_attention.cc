@@ -89,8 +89,10 @@ int64_t fused_sdp_choice(const at::Tensor& q, const at::Tensor& k, const at::Ten
                          const std::optional<at::Tensor>& mask, double dropout_p, bool is_causal,
                          std::optional<double> scale, bool enable_gqa) {
   auto& ctx = at::globalContext();
-  // Dropout runs on the math path, with the tpu generator's dropout.
-  if (ctx.userEnabledOverrideableSDP() && dropout_p == 0.0 &&
+  // Dropout runs on the math path, with the tpu generator's dropout. 3-D
+  // inputs do too, as on CPU and CUDA (their fused kernels take 4-D only):
+  // the math path has a double backward, which the fused kernel lacks.
+  if (ctx.userEnabledOverrideableSDP() && dropout_p == 0.0 && q.dim() == 4 &&
       !unsupported(q, k, v, defined(mask), is_causal, enable_gqa) && !under_a_transform(q, k, v, mask)) {
     return static_cast<int64_t>(at::SDPBackend::overrideable);
   }
