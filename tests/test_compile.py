@@ -392,3 +392,27 @@ def test_inductor_on_tpu_points_to_the_tpu_backend():
     x = torch.randn(4, device=TPU)
     with pytest.raises(Exception, match='backend="tpu"'):
         torch.compile(lambda x: x.sin() * 2)(x)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_grouped_mm_compiles_for_every_float_dtype(dtype):
+    """PyTorch's shape function for _grouped_mm takes bf16 only (cuBLAS);
+    on tpu any float runs, so a float32 mixture-of-experts layer compiles."""
+    g = torch.Generator().manual_seed(0)
+    a, b = torch.randn(6, 8, generator=g).to(dtype), torch.randn(2, 8, 8, generator=g).to(dtype)  # rows of 16 bytes, as the op demands
+    offs = torch.tensor([2, 6], dtype=torch.int32)
+
+    def step(a, b, offs):
+        a, b = a.detach().requires_grad_(), b.detach().requires_grad_()
+        out = torch.compile(lambda a, b, o: F.grouped_mm(a, b, offs=o), backend="tpu")(a, b, offs)
+        out.float().pow(2).sum().backward()
+        return out, a.grad, b.grad
+
+    torch._dynamo.reset()
+    want = [F.grouped_mm(a, b, offs=offs)]
+    ac, bc = a.clone().requires_grad_(), b.clone().requires_grad_()
+    F.grouped_mm(ac, bc, offs=offs).float().pow(2).sum().backward()
+    want += [ac.grad, bc.grad]
+    tol = dict(rtol=2e-2, atol=2e-2) if dtype == torch.bfloat16 else dict(rtol=1e-5, atol=1e-5)
+    for got, expected in zip(step(a.to(TPU), b.to(TPU), offs.to(TPU)), want):
+        torch.testing.assert_close(got.cpu(), expected, **tol)

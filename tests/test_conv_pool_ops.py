@@ -109,6 +109,20 @@ def test_conv_errors():
     assert_same(F.conv2d, make((2, 4, 2, 2)), w)  # kernel larger than the input
     assert_same(F.conv2d, x, w.to(torch.bfloat16))  # dtype mismatch
     assert_same(lambda x, w: F.conv2d(x, w, torch.zeros(5)), x, w)  # bias size
+    # output_padding must stay below stride or dilation, as on CPU
+    xt, wt = make((1, 2, 3, 3)), make((2, 2, 3, 3), seed=2)
+    assert_same(lambda x, w: F.conv_transpose2d(x, w, stride=1, output_padding=1), xt, wt)
+    assert_same(lambda x, w: F.conv_transpose2d(x, w, stride=2, output_padding=3), xt, wt)
+    assert_same(lambda x, w: F.conv_transpose2d(x, w, stride=1, dilation=2, output_padding=1), xt, wt)
+
+
+def test_a_cpu_input_to_a_tpu_module_is_a_device_error():
+    """PyTorch picks a CPU kernel by the input's device; the tpu weight sends
+    it to the device, which names the mixed devices (not a missing op)."""
+    for module, shape in ((torch.nn.Conv2d(3, 4, 3), (1, 3, 8, 8)), (torch.nn.Conv1d(3, 4, 3), (1, 3, 8)),
+                          (torch.nn.ConvTranspose2d(3, 4, 3), (1, 3, 8, 8))):
+        with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+            module.to("tpu")(torch.randn(shape))
 
 
 # ---- max pooling ---------------------------------------------------------------------
@@ -150,6 +164,10 @@ def test_max_pool_variants():
     assert_same(lambda x: F.max_pool1d(x, 3, 2, 1, return_indices=True), make((2, 3, 10)))
     assert_same(lambda x: F.max_pool3d(x, (2, 3, 2), (1, 2, 2), (1, 1, 0), return_indices=True), make((2, 2, 5, 6, 5)))
     assert_grads(lambda x: F.max_pool3d(x, 2, ceil_mode=True), make((2, 2, 5, 6, 5)))
+    # max_unpool of an empty batch is empty, and so is its gradient
+    for n, pool, unpool in ((1, F.max_pool1d, F.max_unpool1d), (2, F.max_pool2d, F.max_unpool2d),
+                            (3, F.max_pool3d, F.max_unpool3d)):
+        assert_grads(lambda x: unpool(*pool(x, 2, return_indices=True), 2), make((0, 3) + (6,) * n))
 
 
 def test_max_pool_errors():

@@ -253,6 +253,24 @@ def test_llama_in_fused_eager_and_compiled():
     torch.testing.assert_close(compiled(to_tpu(x), labels=to_tpu(x)).loss.cpu(), model(x, labels=x).loss, **TOL)
 
 
+def test_float32_mixture_of_experts_compiles():
+    """Transformers' MoE layers call grouped_mm on tpu for every dtype, also
+    under torch.compile, whose shape function PyTorch limits to bf16."""
+    torch.manual_seed(0)
+    model = CAUSAL_LMS["mixtral"]()
+    x = ids()
+    want = model(x, labels=x).loss
+    want.backward()
+    tpu = copy.deepcopy(model).to("tpu")
+    tpu.zero_grad()
+    torch._dynamo.reset()
+    got = torch.compile(tpu, backend="tpu")(to_tpu(x), labels=to_tpu(x)).loss
+    got.backward()
+    torch.testing.assert_close(got.cpu(), want, **TOL)
+    for (name, pc), pt in zip(model.named_parameters(), tpu.parameters()):
+        torch.testing.assert_close(pt.grad.cpu(), pc.grad, rtol=1e-3, atol=1e-4, msg=name)
+
+
 def test_text_generation_pipeline_on_the_device():
     # A word-level tokenizer built in code (no files): the pipeline on
     # device="tpu" generates what it generates on CPU.

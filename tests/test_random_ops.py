@@ -111,6 +111,15 @@ def test_a_cpu_generator_is_refused_as_cuda_refuses_it():
         torch.multinomial(torch.ones(3, device=TPU), 2, generator=torch.Generator())
 
 
+def test_a_tpu_generator_given_to_a_cpu_op_is_refused_as_cuda_refuses_it():
+    g = torch.Generator(device=TPU)
+    for draw in (lambda: torch.randperm(5, generator=g), lambda: torch.rand(3, generator=g),
+                 lambda: torch.randint(0, 9, (3,), generator=g), lambda: torch.empty(3).normal_(generator=g),
+                 lambda: torch.multinomial(torch.ones(3), 2, generator=g)):
+        with pytest.raises(RuntimeError, match="Expected a 'cpu' device type for generator but found 'tpu'"):
+            draw()
+
+
 def test_no_recompile_when_seed_offset_or_parameters_change():
     x = torch.empty(256, device=TPU)
     xi = torch.empty(256, dtype=torch.int64, device=TPU)

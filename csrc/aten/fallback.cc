@@ -5,6 +5,7 @@
 #include <torch/library.h>
 
 #include <atomic>
+#include <optional>
 #include <mutex>
 
 #include "runtime/config.h"
@@ -17,9 +18,36 @@ std::atomic<int> g_enabled{-1};  // -1: not read from the environment yet
 std::mutex g_mutex;
 std::map<std::string, int64_t> g_counts;
 
+// A CPU tensor (not a 0-dim scalar) among tpu ones: the call is a mistake
+// whichever op it reaches. It gets here when PyTorch picked a CPU kernel by
+// the input's device and the weight's tpu key sent that kernel here
+// (Conv2d on tpu given a CPU input reaches _slow_conv2d_forward).
+void check_one_device(const c10::OperatorHandle& op, const torch::jit::Stack& stack, const std::string& name) {
+  std::optional<c10::Device> tpu, cpu;
+  auto note = [&](const at::Tensor& t) {
+    if (!t.defined()) return;
+    if (t.device().type() == c10::DeviceType::PrivateUse1) tpu = t.device();
+    if (t.device().is_cpu() && t.dim() > 0) cpu = t.device();
+  };
+  for (const c10::IValue& v : torch::jit::last(stack, op.schema().arguments().size())) {
+    if (v.isTensor()) {
+      note(v.toTensor());
+    } else if (v.isTensorList()) {
+      for (const at::Tensor& t : v.toTensorVector()) note(t);
+    } else if (v.isList()) {
+      for (const c10::IValue& e : v.toListRef()) {
+        if (e.isTensor()) note(e.toTensor());
+      }
+    }
+  }
+  TORCH_CHECK(!(tpu && cpu), "Expected all tensors to be on the same device, but found at least two devices, ",
+              *tpu, " and ", *cpu, "! (when checking arguments for ", name, ")");
+}
+
 void tpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const std::string name = op.schema().operator_name().name +
                            (op.schema().overload_name().empty() ? "" : "." + op.schema().overload_name());
+  check_one_device(op, *stack, name);
   // Some ops exist only for CUDA (or other devices): the CPU fallback
   // cannot run them either, so it is not offered.
   const bool cpu_can_run = op.hasComputedKernelForDispatchKey(c10::DispatchKey::CPU);

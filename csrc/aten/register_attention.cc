@@ -30,6 +30,7 @@
 
 #include "aten/dtypes.h"
 #include "aten/op_runner.h"
+#include "aten/result_layout.h"
 #include "ops/nn/attention.h"
 
 namespace torch_tpu::aten {
@@ -43,6 +44,11 @@ void put(std::string& key, double v) { key.append(reinterpret_cast<const char*>(
 
 bool is_float(c10::ScalarType t) { return c10::isFloatingType(t); }
 
+// Size tests on symbolic sizes too: under torch.export / torch.compile with
+// dynamic shapes the choice runs on fake tensors, and reading a plain size
+// would specialize the dimension to its example value.
+bool holds(const c10::SymBool& b) { return b.guard_bool(__FILE__, __LINE__); }
+
 // Why the fused kernel cannot take these inputs; nullptr when it can.
 const char* unsupported(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor* mask,
                         bool is_causal, bool allow_gqa) {
@@ -55,16 +61,24 @@ const char* unsupported(const at::Tensor& q, const at::Tensor& k, const at::Tens
   }
   if (is_causal && mask) return "an explicit attn_mask with is_causal=True";
   const int64_t h = q.dim() - 3;  // the heads' dimension
-  if (q.dim() == 4 && (k.size(0) != q.size(0) || v.size(0) != q.size(0))) return "batch sizes differ";
-  if (k.size(h) != v.size(h) || k.size(h + 1) != v.size(h + 1)) return "key and value shapes differ";
-  if (k.size(h + 2) != q.size(h + 2)) return "query and key head dims differ";
-  if (k.size(h) == 0 || q.size(h) % k.size(h) != 0) return "query heads not a multiple of key/value heads";
-  if (q.size(h) != k.size(h) && !allow_gqa) return "query and key/value head counts differ without enable_gqa";
+  if (q.dim() == 4 && (holds(k.sym_size(0) != q.sym_size(0)) || holds(v.sym_size(0) != q.sym_size(0)))) {
+    return "batch sizes differ";
+  }
+  if (holds(k.sym_size(h) != v.sym_size(h)) || holds(k.sym_size(h + 1) != v.sym_size(h + 1))) {
+    return "key and value shapes differ";
+  }
+  if (holds(k.sym_size(h + 2) != q.sym_size(h + 2))) return "query and key head dims differ";
+  if (holds(k.sym_size(h) == 0) || holds(q.sym_size(h) % k.sym_size(h) != 0)) {
+    return "query heads not a multiple of key/value heads";
+  }
+  if (holds(q.sym_size(h) != k.sym_size(h)) && !allow_gqa) {
+    return "query and key/value head counts differ without enable_gqa";
+  }
   if (mask) {
     if (mask->scalar_type() != at::kBool && mask->scalar_type() != q.scalar_type()) return "mask dtype";
-    std::vector<int64_t> scores(q.sizes().begin(), q.sizes().end());
-    scores.back() = k.size(-2);
-    if (mask->dim() > q.dim() || !at::is_expandable_to(mask->sizes(), scores)) return "mask shape";
+    std::vector<c10::SymInt> scores(q.sym_sizes().begin(), q.sym_sizes().end());
+    scores.back() = k.sym_size(-2);
+    if (mask->dim() > q.dim() || !at::is_expandable_to(mask->sym_sizes(), scores)) return "mask shape";
   }
   return nullptr;
 }
@@ -145,7 +159,10 @@ fused_attention(const at::Tensor& query, const at::Tensor& key, const at::Tensor
     auto r = ops::lower_attention(b, t[0], t[1], t[2], bi, options);
     return std::vector<hlo::Value>{r.out, r.logsumexp};
   });
-  at::Tensor output = query.dim() == 3 ? out.at(0).squeeze(0) : out.at(0);
+  // The output takes the query's layout, as PyTorch's shape function says
+  // (a transposed [B, L, H, E] query gives an output that transposes back to
+  // a contiguous tensor, which captured graphs then view).
+  at::Tensor output = in_layout_of(query.dim() == 3 ? out.at(0).squeeze(0) : out.at(0), query);
   auto empty = [&](at::ScalarType t) { return at::empty({0}, query.options().dtype(t)); };
   auto seed = at::empty({}, query.options().dtype(at::kLong));
   auto offset = at::empty({}, query.options().dtype(at::kLong));
@@ -192,7 +209,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backw
   for (size_t i = 0; i < 4; ++i) {
     if (!wanted[i]) continue;
     at::Tensor g = grads.at(next++);
-    result[i] = (i < 3 && query.dim() == 3) ? g.squeeze(0) : g;
+    if (i < 3 && query.dim() == 3) g = g.squeeze(0);
+    // Each gradient in its input's layout (empty_like, as the shape function).
+    const at::Tensor& input = i == 0 ? query : i == 1 ? key : i == 2 ? value : attn_bias;
+    result[i] = in_layout_of(g, input);
   }
   return {result[0], result[1], result[2], result[3]};
 }

@@ -292,8 +292,10 @@ Tensor tpu_max_unpool(const Tensor& self, const Tensor& indices, c10::IntArrayRe
   for (int64_t s : output_size) plane *= s;
   std::vector<int64_t> shape{x.size(0), x.size(1)};
   shape.insert(shape.end(), output_size.begin(), output_size.end());
+  int64_t pooled = 1;  // elements per input plane (spelt out: an empty batch cannot infer a -1)
+  for (int64_t i = x.dim() - spatial; i < x.dim(); ++i) pooled *= x.size(i);
   Tensor out = at::zeros({x.size(0), x.size(1), plane}, self.options())
-                   .scatter(2, idx.reshape({x.size(0), x.size(1), -1}), x.reshape({x.size(0), x.size(1), -1}))
+                   .scatter(2, idx.reshape({x.size(0), x.size(1), pooled}), x.reshape({x.size(0), x.size(1), pooled}))
                    .view(shape);
   return batched ? out : out.squeeze(0);
 }

@@ -56,6 +56,10 @@ ops::ConvParams params(const at::Tensor& input, const at::Tensor& weight, c10::S
     TORCH_CHECK(p.padding[i] >= 0, "negative padding is not supported");
     TORCH_CHECK(p.dilation[i] > 0, "dilation should be greater than zero");
     TORCH_CHECK(p.output_padding[i] >= 0, "negative output_padding is not supported");
+    TORCH_CHECK(p.output_padding[i] < p.stride[i] || p.output_padding[i] < p.dilation[i],
+                "output padding must be smaller than either stride or dilation, but got output_padding: ",
+                c10::IntArrayRef(p.output_padding), ", stride: ", c10::IntArrayRef(p.stride),
+                ", dilation: ", c10::IntArrayRef(p.dilation));
   }
   const int64_t in_channels = input.size(1);
   if (transposed) {

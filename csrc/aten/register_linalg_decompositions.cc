@@ -23,6 +23,7 @@
 #include <tuple>
 
 #include "aten/linalg_glue.h"
+#include "aten/result_layout.h"
 #include "ops/linalg/jacobi.h"
 #include "ops/linalg/lstsq.h"
 #include "ops/linalg/matrix_exp.h"
@@ -78,11 +79,11 @@ Tensor tpu_householder_product(const Tensor& input, const Tensor& tau) {
   check_reflectors(input, tau, api);
   TORCH_CHECK(input.size(-2) >= input.size(-1), api,
               ": input.shape[-2] must be greater than or equal to input.shape[-1]");
-  return run_linalg("aten::linalg_householder_product", "", {input, tau},
-                    [](hlo::Builder& b, const Values& t) {
-                      return Values{ops::lower_householder_product(b, t[0], t[1])};
-                    })
-      .at(0);
+  return column_major(run_linalg("aten::linalg_householder_product", "", {input, tau},
+                                 [](hlo::Builder& b, const Values& t) {
+                                   return Values{ops::lower_householder_product(b, t[0], t[1])};
+                                 })
+                          .at(0));
 }
 
 Tensor& tpu_householder_product_out(const Tensor& input, const Tensor& tau, Tensor& out) {
@@ -101,11 +102,11 @@ Tensor tpu_ormqr(const Tensor& input, const Tensor& tau, const Tensor& other, bo
   TORCH_CHECK(tau.size(-1) <= other.size(side), api, ": tau.shape[-1] must be less than or equal to other.shape[",
               side, "]");
   check_equal_batches(input, other, 2, 2, api, "input", "other");
-  return run_linalg("aten::ormqr", flags({left, transpose}), {input, tau, other},
-                    [left, transpose](hlo::Builder& b, const Values& t) {
-                      return Values{ops::lower_apply_householder(b, t[0], t[1], t[2], left, transpose)};
-                    })
-      .at(0);
+  return column_major(run_linalg("aten::ormqr", flags({left, transpose}), {input, tau, other},
+                                 [left, transpose](hlo::Builder& b, const Values& t) {
+                                   return Values{ops::lower_apply_householder(b, t[0], t[1], t[2], left, transpose)};
+                                 })
+                          .at(0));
 }
 
 Tensor& tpu_ormqr_out(const Tensor& input, const Tensor& tau, const Tensor& other, bool left, bool transpose,
@@ -122,14 +123,14 @@ std::tuple<Tensor, Tensor> tpu_linalg_qr(const Tensor& a, c10::string_view mode)
     auto r = run_linalg("aten::linalg_qr", "r", {a}, [](hlo::Builder& b, const Values& t) {
       return Values{std::get<1>(ops::lower_qr(b, t[0], false))};
     });
-    return {empty_like_dtype(a), r[0]};
+    return {empty_like_dtype(a), column_major(r[0])};
   }
   const bool complete = mode == "complete";
   auto r = run_linalg("aten::linalg_qr", flags({complete}), {a}, [complete](hlo::Builder& b, const Values& t) {
     auto [q, rr] = ops::lower_qr(b, t[0], complete);
     return Values{q, rr};
   });
-  return {r[0], r[1]};
+  return {column_major(r[0]), column_major(r[1])};
 }
 
 std::tuple<Tensor&, Tensor&> tpu_linalg_qr_out(const Tensor& a, c10::string_view mode, Tensor& q, Tensor& r) {
@@ -153,7 +154,7 @@ std::tuple<Tensor, Tensor> tpu_linalg_eigh(const Tensor& a, c10::string_view upl
   // A sync, as on CUDA: non-finite input raises (CPU raises or returns NaN,
   // depending on where LAPACK's iteration meets the NaN).
   at::_linalg_check_errors(r[2], "linalg.eigh", a.dim() == 2);
-  return {r[0], compute_v ? r[1] : empty_like_dtype(a)};
+  return {r[0], compute_v ? column_major(r[1]) : empty_like_dtype(a)};
 }
 
 std::tuple<Tensor&, Tensor&> tpu_linalg_eigh_out(const Tensor& a, c10::string_view uplo, bool compute_v,
@@ -178,7 +179,7 @@ std::tuple<Tensor, Tensor, Tensor> tpu_linalg_svd(const Tensor& a, bool full_mat
   TORCH_CHECK(!r[3].any().item<bool>(),
               "linalg.svd: The algorithm failed to converge because the input matrix contained non-finite values.");
   if (!compute_uv) return {empty_like_dtype(a), r[1], empty_like_dtype(a)};
-  return {r[0], r[1], r[2]};
+  return {column_major(r[0]), r[1], column_major(r[2])};
 }
 
 std::tuple<Tensor&, Tensor&, Tensor&> tpu_linalg_svd_out(const Tensor& a, bool full_matrices, bool compute_uv,

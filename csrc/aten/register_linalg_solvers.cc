@@ -20,6 +20,7 @@
 #include "aten/dtypes.h"
 #include "aten/lazy_bits.h"
 #include "aten/linalg_glue.h"
+#include "aten/result_layout.h"
 #include "aten/op_runner.h"
 #include "ops/linalg/cholesky.h"
 #include "ops/linalg/lu.h"
@@ -40,7 +41,7 @@ std::tuple<Tensor, Tensor> tpu_cholesky_ex(const Tensor& self, bool upper, bool 
     return Values{l, info};
   });
   if (check_errors) at::_linalg_check_errors(r[1], "linalg.cholesky_ex", self.dim() == 2);
-  return {r[0], r[1]};
+  return {column_major(r[0]), r[1]};
 }
 
 std::tuple<Tensor&, Tensor&> tpu_cholesky_ex_out(const Tensor& self, bool upper, bool check_errors, Tensor& l,
@@ -101,12 +102,13 @@ Tensor tpu_solve_triangular(const Tensor& a, const Tensor& rhs, bool upper, bool
   TORCH_CHECK(n == shared, "linalg.solve_triangular: Incompatible shapes of A and B for the equation ",
               left ? "AX = B" : "XA = B", " (", a.size(-2), "x", n, " and ", rhs.size(-2), "x", rhs.size(-1), ")");
   // PyTorch lets lazily conjugated / negated views through to this op.
-  return run_linalg("aten::linalg_solve_triangular", flags({upper, left, unitriangular}),
-             {without_lazy_bits(a), without_lazy_bits(rhs)},
-             [upper, left, unitriangular](hlo::Builder& b, const Values& t) {
-               return Values{ops::lower_solve_triangular(b, t[0], t[1], upper, left, unitriangular)};
-             })
-      .at(0);
+  return column_major(run_linalg("aten::linalg_solve_triangular", flags({upper, left, unitriangular}),
+                                 {without_lazy_bits(a), without_lazy_bits(rhs)},
+                                 [upper, left, unitriangular](hlo::Builder& b, const Values& t) {
+                                   return Values{ops::lower_solve_triangular(b, t[0], t[1], upper, left,
+                                                                             unitriangular)};
+                                 })
+                          .at(0));
 }
 
 Tensor& tpu_solve_triangular_out(const Tensor& a, const Tensor& rhs, bool upper, bool left, bool unitriangular,
@@ -136,7 +138,7 @@ std::tuple<Tensor, Tensor> tpu_triangular_solve(const Tensor& self, const Tensor
                  for (int64_t d = 0; d < t[1].rank(); ++d) bdims.push_back(d + x.rank() - t[1].rank());
                  return Values{x, b.broadcast_in_dim(t[1], dims, bdims)};
                });
-  return {r[0], r[1]};
+  return {column_major(r[0]), column_major(r[1])};
 }
 
 std::tuple<Tensor&, Tensor&> tpu_triangular_solve_out(const Tensor& self, const Tensor& a, bool upper, bool transpose,
@@ -157,7 +159,7 @@ std::tuple<Tensor, Tensor, Tensor> tpu_lu_factor_ex(const Tensor& a, bool pivot,
     return Values{f.lu, f.pivots, f.info};
   });
   if (check_errors) at::_linalg_check_errors(r[2], "torch.linalg.lu_factor_ex", a.dim() == 2);
-  return {r[0], r[1], r[2]};
+  return {column_major(r[0]), r[1], r[2]};
 }
 
 std::tuple<Tensor&, Tensor&, Tensor&> tpu_lu_factor_ex_out(const Tensor& a, bool pivot, bool check_errors, Tensor& lu,
@@ -224,11 +226,14 @@ Tensor tpu_lu_solve(const Tensor& lu, const Tensor& pivots, const Tensor& rhs, b
   TORCH_CHECK(left ? rhs.size(-2) == n : rhs.size(-1) == n, "linalg.lu_solve: Incompatible shapes of A and B for ",
               "the equation ", left ? "AX = B" : "XA = B", " (", n, "x", n, " and ", rhs.size(-2), "x",
               rhs.size(-1), ")");
-  return run_linalg("aten::linalg_lu_solve", flags({left, adjoint}), {lu, pivots, rhs},
-             [n, left, adjoint](hlo::Builder& b, const Values& t) {
-               return Values{ops::lower_lu_solve(b, t[0], ops::pivots_to_perm(b, t[1], n), t[2], left, adjoint)};
-             })
-      .at(0);
+  // By columns for AX = B; XA = B is solved transposed, so by rows (as ATen).
+  const Tensor x =
+      run_linalg("aten::linalg_lu_solve", flags({left, adjoint}), {lu, pivots, rhs},
+                 [n, left, adjoint](hlo::Builder& b, const Values& t) {
+                   return Values{ops::lower_lu_solve(b, t[0], ops::pivots_to_perm(b, t[1], n), t[2], left, adjoint)};
+                 })
+          .at(0);
+  return left ? column_major(x) : x;
 }
 
 Tensor& tpu_lu_solve_out(const Tensor& lu, const Tensor& pivots, const Tensor& rhs, bool left, bool adjoint,
@@ -261,8 +266,9 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> tpu_solve_ex(const Tensor& a, const T
     return Values{ops::lower_lu_solve(b, f.lu, f.perm, t[1], left, false), f.lu, f.pivots, f.info};
   });
   if (check_errors) at::_linalg_check_errors(r[3], "torch.linalg.solve_ex", a.dim() == 2);
-  Tensor result = vector ? r[0].squeeze(left ? -1 : -2) : r[0];
-  return {result, r[1], r[2], r[3]};
+  // By columns over the last two dims, even for a batch of vectors (as ATen).
+  Tensor result = column_major(vector ? r[0].squeeze(left ? -1 : -2) : r[0]);
+  return {result, column_major(r[1]), r[2], r[3]};
 }
 
 std::tuple<Tensor&, Tensor&, Tensor&, Tensor&> tpu_solve_ex_out(const Tensor& a, const Tensor& rhs, bool left,
@@ -287,7 +293,7 @@ std::tuple<Tensor, Tensor> tpu_inv_ex(const Tensor& a, bool check_errors) {
     return Values{ops::lower_lu_solve(b, f.lu, f.perm, eye, true, false), f.info};
   });
   if (check_errors) at::_linalg_check_errors(r[1], "linalg.inv_ex", a.dim() == 2);
-  return {r[0], r[1]};
+  return {column_major(r[0]), r[1]};
 }
 
 std::tuple<Tensor&, Tensor&> tpu_inv_ex_out(const Tensor& a, bool check_errors, Tensor& inverse, Tensor& info) {

@@ -48,6 +48,10 @@ using Gen = std::optional<at::Generator>;
 // (seed, offset) for a random op on `device` drawing `counters` counter
 // values; a generator of another device type is refused as CUDA refuses it.
 std::pair<uint64_t, uint64_t> seed_offset(const Gen& generator, c10::Device device, uint64_t counters) {
+  // A tpu generator given to a CPU op (torch.randperm(n, generator=g)) sends
+  // it here by the generator's dispatch key; CUDA words the refusal so.
+  TORCH_CHECK(device.type() == TpuGeneratorImpl::device_type(), "Expected a '", device.type(),
+              "' device type for generator but found '", TpuGeneratorImpl::device_type(), "'");
   if (generator.has_value() && generator->defined()) {
     TORCH_CHECK(generator->device().type() == TpuGeneratorImpl::device_type(), "Expected a '",
                 TpuGeneratorImpl::device_type(), "' device type for generator but found '",

@@ -6,6 +6,8 @@
 - Dynamo's device interface for "tpu" (device_interface).
 - Inductor on tpu tensors raises a message pointing to ``backend="tpu"``
   (inductor).
+- Fake-tensor shape rules for tpu where PyTorch's meta functions carry a
+  CUDA kernel's restrictions (fake_rules).
 
 Nothing here is imported with torch_tpu: Dynamo and Inductor take seconds
 to import, so ``install()`` defers each registration to the user's own
@@ -44,9 +46,16 @@ def _register_inductor_refusal(module: ModuleType) -> None:
     inductor.register()
 
 
+def _register_fake_rules(module: ModuleType) -> None:
+    from torch_tpu._compile import fake_rules
+
+    fake_rules.register(module)
+
+
 def install() -> None:
     from torch_tpu._compile._post_import import when_imported
 
     when_imported("torch._dynamo.backends.registry", _register_backend)
     when_imported("torch._dynamo.device_interface", _register_device_interface)
     when_imported("torch._inductor.codegen.common", _register_inductor_refusal)
+    when_imported("torch._subclasses.fake_impls", _register_fake_rules)

@@ -1,0 +1,48 @@
+#include "aten/result_layout.h"
+
+#include <ATen/ops/empty_like.h>
+#include <ATen/ops/empty_strided.h>
+#include <c10/util/strides.h>
+
+#include <algorithm>
+#include <numeric>
+
+namespace torch_tpu::aten {
+
+at::Tensor with_strides(const at::Tensor& t, c10::IntArrayRef strides) {
+  if (t.strides() == strides) return t;
+  at::Tensor out = at::empty_strided(t.sizes(), strides, t.options());
+  out.copy_(t);
+  return out;
+}
+
+at::Tensor column_major(const at::Tensor& t) {
+  if (t.dim() < 2) return t;
+  c10::DimVector strides = c10::contiguous_strides(t.sizes());
+  const int64_t n = t.dim();
+  strides[n - 1] = std::max<int64_t>(t.size(n - 2), 1);
+  strides[n - 2] = 1;
+  return with_strides(t, strides);
+}
+
+at::Tensor in_layout_of(const at::Tensor& t, const at::Tensor& like) {
+  if (t.sizes() == like.sizes()) {
+    // empty_like's preserve_format rules, read off a meta tensor.
+    at::Tensor meta = at::empty_strided(like.sizes(), like.strides(), like.options().device(c10::kMeta));
+    return with_strides(t, at::empty_like(meta).strides());
+  }
+  TORCH_INTERNAL_ASSERT(t.dim() == like.dim(), "in_layout_of: ranks differ");
+  std::vector<int64_t> order(like.dim());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return like.stride(a) > like.stride(b); });
+  std::vector<int64_t> strides(t.dim());
+  int64_t stride = 1;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    strides[*it] = stride;
+    stride *= t.size(*it);
+  }
+  return with_strides(t, strides);
+}
+
+}  // namespace torch_tpu::aten

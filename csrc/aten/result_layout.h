@@ -1,0 +1,33 @@
+// Result strides that PyTorch's shape functions promise.
+//
+// Graph capture (torch.export, AOTAutograd, make_fx, torch.compile) runs ops
+// on fake tensors whose strides come from PyTorch's meta kernels, and decides
+// from them whether a later reshape can be a view. CPU and CUDA kernels give
+// their results exactly those strides: factorizations store matrices by
+// columns (LAPACK's layout), attention returns its output in the query's
+// layout. A tpu result with other strides makes a captured graph's view fail
+// on it ("view size is not compatible with input tensor's size and stride"),
+// so the ops whose promised strides are not row-major relayout their results.
+// In strict eager that is one copy program; fused and compiled graphs fuse it.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/util/ArrayRef.h>
+
+#include <vector>
+
+namespace torch_tpu::aten {
+
+// `t`'s values with exactly `strides` (a dense layout of t's shape).
+at::Tensor with_strides(const at::Tensor& t, c10::IntArrayRef strides);
+
+// Matrices stored by columns in the last two dims, batch dims row-major
+// (ATen's batched_matrix_contiguous_strides with f_contig).
+at::Tensor column_major(const at::Tensor& t);
+
+// The strides empty_like(like) gives when t has like's shape; otherwise
+// like's dims ordered by stride, outermost first (attention's
+// alloc_with_matching_layout).
+at::Tensor in_layout_of(const at::Tensor& t, const at::Tensor& like);
+
+}  // namespace torch_tpu::aten

@@ -1,0 +1,152 @@
+"""Result strides match what PyTorch's shape functions promise.
+
+Graph capture (torch.export, AOTAutograd, make_fx) runs ops on fake tensors
+whose strides come from PyTorch's meta kernels, and records a later reshape
+as a view when those strides allow it. A tpu result laid out otherwise makes
+the captured graph fail on real tensors. Factorizations store matrices by
+columns, FFTs follow the MKL kernels' layout, attention returns its output
+in the query's layout; each is checked against FakeTensor's strides, and
+the graphs that failed before run against CPU."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.utils._pytree import tree_flatten, tree_map
+
+from tpu_testing import to_tpu
+
+
+def assert_strides_match_fake(fn, *args):
+    real = [t for t in tree_flatten(fn(*args))[0] if isinstance(t, torch.Tensor)]
+    mode = FakeTensorMode()
+    fake_args = tree_map(lambda t: mode.from_tensor(t) if isinstance(t, torch.Tensor) else t, args)
+    with mode:
+        fake = [t for t in tree_flatten(fn(*fake_args))[0] if isinstance(t, torch.Tensor)]
+    assert len(real) == len(fake)
+    for i, (r, f) in enumerate(zip(real, fake)):
+        assert r.shape == f.shape, (i, r.shape, f.shape)
+        if r.numel() > 1:
+            assert r.stride() == f.stride(), (i, tuple(r.shape), r.stride(), f.stride())
+
+
+def spd(n, batch=()):
+    a = torch.randn(*batch, n, n, generator=torch.Generator().manual_seed(0))
+    return a @ a.mT + n * torch.eye(n)
+
+
+L = torch.linalg
+LINALG = {
+    "cholesky": lambda a, b: L.cholesky(a),
+    "cholesky_ex": lambda a, b: L.cholesky_ex(a),
+    "inv": lambda a, b: L.inv(a),
+    "solve": lambda a, b: L.solve(a, b),
+    "solve_vector": lambda a, b: L.solve(a, b[..., 0]),
+    "solve_ex": lambda a, b: L.solve_ex(a, b),
+    "solve_triangular": lambda a, b: L.solve_triangular(a.tril(), b, upper=False),
+    "triangular_solve": lambda a, b: torch.triangular_solve(b, a.triu()),
+    "lu_factor": lambda a, b: L.lu_factor(a),
+    "lu_solve_left": lambda a, b: L.lu_solve(*L.lu_factor(a), b),
+    "lu_solve_right": lambda a, b: L.lu_solve(*L.lu_factor(a), b.mT, left=False),
+    "qr": lambda a, b: L.qr(b),
+    "qr_complete": lambda a, b: L.qr(b, mode="complete"),
+    "qr_r": lambda a, b: L.qr(b, mode="r"),
+    "eigh": lambda a, b: L.eigh(a),
+    "svd": lambda a, b: L.svd(b, full_matrices=False),
+    "householder_product": lambda a, b: L.householder_product(b, b[..., 0, :] * 0.5),
+    "ormqr": lambda a, b: torch.ormqr(b, b[..., 0, :] * 0.5, a),
+}
+
+
+@pytest.mark.parametrize("batch", [(), (2,)], ids=["matrix", "batched"])
+@pytest.mark.parametrize("name", sorted(LINALG))
+def test_factorization_results_are_stored_by_columns_like_the_shape_functions_say(name, batch):
+    a = spd(4, batch)
+    b = torch.randn(*batch, 4, 2, generator=torch.Generator().manual_seed(1))
+    assert_strides_match_fake(LINALG[name], *to_tpu((a, b)))
+
+
+FFTS = {
+    "fft_dim1": lambda x: torch.fft.fft(x.to(torch.complex64), dim=1),
+    "ifft2": lambda x: torch.fft.ifft2(x.to(torch.complex64), dim=(0, 2)),
+    "rfft": lambda x: torch.fft.rfft(x, dim=1),
+    "rfftn": lambda x: torch.fft.rfftn(x, dim=(2, 0)),
+    "irfft": lambda x: torch.fft.irfft(x.to(torch.complex64), dim=1),
+    "irfftn": lambda x: torch.fft.irfftn(x.to(torch.complex64), dim=(0, 1)),
+    "hfft": lambda x: torch.fft.hfft(x.to(torch.complex64), dim=0),
+    "ihfftn": lambda x: torch.fft.ihfftn(x, dim=(1, 2)),
+    "transposed_input": lambda x: torch.fft.fft(x.transpose(0, 2).to(torch.complex64), dim=1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FFTS))
+def test_fft_results_follow_the_shape_functions_layout(name):
+    x = torch.randn(3, 6, 4, generator=torch.Generator().manual_seed(2))
+    assert_strides_match_fake(FFTS[name], to_tpu(x))
+    torch.testing.assert_close(FFTS[name](to_tpu(x)).cpu(), FFTS[name](x), rtol=1e-4, atol=1e-4)
+
+
+def attention_with_grads(q, k, v):
+    q, k, v = (t.detach().requires_grad_() for t in (q, k, v))
+    out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    return (out, *torch.autograd.grad(out.sum(), (q, k, v)))
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_attention_output_and_gradients_take_their_inputs_layout(layout):
+    g = torch.Generator().manual_seed(3)
+    if layout == "transposed":  # [B, L, H, E] seen as [B, H, L, E], as Hugging Face models do
+        q, k, v = (torch.randn(2, 5, 3, 8, generator=g).transpose(1, 2) for _ in range(3))
+    else:
+        q, k, v = (torch.randn(2, 3, 5, 8, generator=g) for _ in range(3))
+    assert_strides_match_fake(attention_with_grads, *to_tpu((q, k, v)))
+    for got, want in zip(attention_with_grads(*to_tpu((q, k, v))), attention_with_grads(q, k, v)):
+        torch.testing.assert_close(got.cpu(), want, rtol=1e-4, atol=1e-5)
+
+
+class AttentionInHfLayout(torch.nn.Module):
+    def forward(self, x):  # x: [B, L, H, E]
+        q = x.transpose(1, 2)
+        return F.scaled_dot_product_attention(q, q, q).transpose(1, 2).reshape(x.shape[0], x.shape[1], -1)
+
+
+class CholeskyThenView(torch.nn.Module):
+    def forward(self, a):
+        return torch.linalg.cholesky(a).mT.contiguous().view(-1)
+
+
+class FftThenView(torch.nn.Module):
+    def forward(self, x):
+        return torch.fft.fft(x, dim=1).transpose(1, 2).contiguous().view(-1)
+
+
+CAPTURED = {
+    "attention": (AttentionInHfLayout, lambda: torch.randn(2, 5, 2, 8)),
+    "cholesky": (CholeskyThenView, lambda: spd(4)),
+    "fft": (FftThenView, lambda: torch.randn(2, 6, 3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CAPTURED))
+def test_captured_graphs_run_on_the_device(name):
+    """Views that graph capture recorded from the promised strides are valid
+    on the real results: export (with decompositions) and aot_eager."""
+    module, make = CAPTURED[name]
+    x = make()
+    want = module()(x)
+    xt = to_tpu(x)
+    exported = torch.export.export(module(), (xt,))
+    torch.testing.assert_close(exported.module()(xt).cpu(), want, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(exported.run_decompositions().module()(xt).cpu(), want, rtol=1e-4, atol=1e-4)
+    torch._dynamo.reset()
+    torch.testing.assert_close(torch.compile(module(), backend="aot_eager")(xt).cpu(), want, rtol=1e-4, atol=1e-4)
+
+
+def test_export_with_a_dynamic_batch_through_attention():
+    """The fused-kernel choice reads symbolic sizes without specializing them."""
+    exported = torch.export.export(AttentionInHfLayout(), (to_tpu(torch.randn(2, 5, 2, 8)),),
+                                   dynamic_shapes=({0: torch.export.Dim("batch")},))
+    x = torch.randn(3, 5, 2, 8)
+    torch.testing.assert_close(exported.module()(to_tpu(x)).cpu(), AttentionInHfLayout()(x), rtol=1e-4, atol=1e-5)
