@@ -416,3 +416,20 @@ def test_grouped_mm_compiles_for_every_float_dtype(dtype):
     tol = dict(rtol=2e-2, atol=2e-2) if dtype == torch.bfloat16 else dict(rtol=1e-5, atol=1e-5)
     for got, expected in zip(step(a.to(TPU), b.to(TPU), offs.to(TPU)), want):
         torch.testing.assert_close(got.cpu(), expected, **tol)
+
+
+def test_torch_tpu_calls_inside_compiled_code_run_eagerly_without_warnings():
+    import warnings
+
+    @torch.compile(backend="tpu")
+    def f(x):
+        y = x * 2
+        torch.tpu.synchronize()
+        return y + torch.tpu.device_count() + torch.tpu.memory_allocated() * 0
+
+    torch._dynamo.reset()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = f(torch.ones(3, device=TPU))
+    assert torch.equal(out.cpu(), torch.full((3,), 2.0 + torch.tpu.device_count()))
+    assert not [w for w in caught if "Dynamo does not know how to trace" in str(w.message)]

@@ -6,6 +6,8 @@
 - Dynamo's device interface for "tpu" (device_interface).
 - Inductor on tpu tensors raises a message pointing to ``backend="tpu"``
   (inductor).
+- torch.tpu's functions run eagerly, without Dynamo's warnings, inside
+  compiled code (dynamo_skips).
 - Fake-tensor shape rules for tpu where PyTorch's meta functions carry a
   CUDA kernel's restrictions (fake_rules).
 
@@ -34,6 +36,12 @@ def _register_backend(module: ModuleType) -> None:
         module.register_backend(tpu_backend, name="tpu")
 
 
+def _register_dynamo_skips(module: ModuleType) -> None:
+    from torch_tpu._compile import dynamo_skips
+
+    dynamo_skips.register()
+
+
 def _register_device_interface(module: ModuleType) -> None:
     from torch_tpu._compile import device_interface
 
@@ -56,6 +64,7 @@ def install() -> None:
     from torch_tpu._compile._post_import import when_imported
 
     when_imported("torch._dynamo.backends.registry", _register_backend)
+    when_imported("torch._dynamo", _register_dynamo_skips)
     when_imported("torch._dynamo.device_interface", _register_device_interface)
     when_imported("torch._inductor.codegen.common", _register_inductor_refusal)
     when_imported("torch._subclasses.fake_impls", _register_fake_rules)
