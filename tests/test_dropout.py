@@ -58,3 +58,12 @@ def test_no_recompile_per_call():
         F.dropout(x, 0.2)
     x.cpu()
     assert runtime.cache_stats()["compiles"] == before
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.bool, torch.bfloat16, torch.float64], ids=str)
+def test_dropout_backward_result_dtype_matches_cpu(dtype):
+    grad, mask = torch.ones(4, dtype=dtype), torch.tensor([True, False, True, True])
+    want = torch.ops.aten.native_dropout_backward(grad, mask, 2.0)
+    got = torch.ops.aten.native_dropout_backward(grad.to("tpu"), mask.to("tpu"), 2.0)
+    assert got.dtype == want.dtype
+    torch.testing.assert_close(got.cpu(), want)

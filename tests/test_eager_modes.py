@@ -240,6 +240,27 @@ def test_debug_checks_accept_any_index_among_ties_and_intended_infinities():
             checks._chosen_indices(sort, (x,), {}, [values, torch.tensor(wrong)], (source,))
 
 
+def test_debug_checks_do_not_blame_ops_that_pass_along_what_their_inputs_hold():
+    """A causal mask's -inf through triu, a view, a cast or an additive mask
+    is not where the infinity appeared; compare_cpu allows the rounding of
+    long reductions; embedding_bag's bookkeeping outputs are CPU's own."""
+    with torch_tpu.eager_mode("debug", check_finite=True, compare_cpu=True):
+        mask = nn.Transformer.generate_square_subsequent_mask(4, device="tpu")
+        mask[None].to(torch.bfloat16)
+        torch.randn(4, 4, device="tpu") + mask
+        torch.tensor([float("inf"), 1.0], device="tpu").clamp(max=5)
+        layer = nn.TransformerEncoderLayer(8, 2, 16, batch_first=True, dropout=0.0).to("tpu")
+        layer(torch.randn(2, 4, 8, device="tpu"), src_mask=mask, is_causal=True)
+        F.conv2d(torch.randn(2, 64, 8, 8, device="tpu"), torch.randn(64, 64, 3, 3, device="tpu"))
+        torch.randn(64, 2048, device="tpu") @ torch.randn(2048, 64, device="tpu")
+        x = torch.randn(100000, device="tpu")
+        x.cumsum(0)
+        (x - x.mean()).sum()
+        nn.EmbeddingBag(10, 4, mode="mean").to("tpu")(torch.tensor([[1, 2], [3, 4]], device="tpu"))
+        with pytest.raises(RuntimeError, match=r"aten\.log\.default produced NaN or Inf"):
+            torch.log(torch.zeros(2, device="tpu"))  # a new infinity is still reported
+
+
 @pytest.fixture(scope="module")
 def miscomputed_op():
     """An op whose tpu kernel disagrees with its CPU kernel."""

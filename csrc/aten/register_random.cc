@@ -696,7 +696,10 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
   return {outs[0], outs[1]};
 }
 
-at::Tensor native_dropout_backward(const at::Tensor& grad, const at::Tensor& mask, double scale) {
+at::Tensor native_dropout_backward(const at::Tensor& grad_in, const at::Tensor& mask, double scale) {
+  // An integer or bool gradient promotes with the float scale, as on CPU.
+  const bool exact = c10::isFloatingType(grad_in.scalar_type()) || c10::isComplexType(grad_in.scalar_type());
+  const at::Tensor grad = exact ? grad_in : grad_in.to(c10::typeMetaToScalarType(c10::get_default_dtype()));
   OpCall call{"aten::native_dropout_backward", "", {grad, mask}, {{ElementType::kF32, scale}}};
   return run_op(call, [](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>& s) {
     return std::vector<hlo::Value>{ops::lower_dropout_backward(b, t[0], t[1], s[0])};
