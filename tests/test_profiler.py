@@ -67,6 +67,36 @@ def test_fused_mode_attributes_device_time_to_the_sync_point():
     assert times.get("aten::item", 0.0) + times.get("aten::_local_scalar_dense", 0.0) > 0, times
 
 
+def test_a_fused_graph_run_outside_any_op_gets_its_own_range():
+    """The graph a backward pass recorded runs at its end, where no op is
+    open: its device time goes to a "tpu::fused_graph" range, not to nothing."""
+    model = torch.nn.Linear(128, 128).to("tpu")
+    x = torch.randn(32, 128, device="tpu")
+    with torch_tpu.eager_mode("fused"):
+        model(x).tanh().sum().backward()
+        torch.tpu.synchronize()
+
+        def run():
+            model(x).tanh().sum().backward()
+            torch.tpu.synchronize()
+
+        prof, _ = profile(run)
+    times = device_times(prof)
+    assert times.get("tpu::fused_graph", 0.0) > 0, times
+    assert torch_tpu.fused_stats()["materializations"]["end_of_backward"] >= 1
+
+
+def test_profile_memory_reports_device_memory_per_op():
+    x = torch.ones(256, 1024, device="tpu")
+    torch.tpu.synchronize()
+    with torch.autograd.profiler.profile(use_device="tpu", profile_memory=True) as prof:
+        y = x * 2
+        del y
+        torch.tpu.synchronize()
+    usage = {e.key: e.device_memory_usage for e in prof.key_averages()}
+    assert usage.get("aten::mul", 0) == 256 * 1024 * 4, usage
+
+
 def test_cpu_only_profiles_are_unchanged():
     x = torch.randn(64, 64, device="tpu")
     with torch.autograd.profiler.profile() as prof:

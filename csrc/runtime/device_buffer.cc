@@ -13,6 +13,34 @@ void DeviceMemoryStats::add(int64_t bytes) {
   }
 }
 
+namespace {
+
+std::atomic<MemoryObserver> memory_observer{nullptr};
+
+void count_in(const void* id, int device, int64_t bytes) {
+  auto& stats = memory_stats(device);
+  stats.add(bytes);
+  stats.num_buffers.fetch_add(1, std::memory_order_relaxed);
+  stats.num_allocs.fetch_add(1, std::memory_order_relaxed);
+  if (MemoryObserver observe = memory_observer.load(std::memory_order_relaxed)) {
+    observe(id, bytes, stats.allocated.load(std::memory_order_relaxed), device);
+  }
+}
+
+void count_out(const void* id, int device, int64_t bytes) {
+  auto& stats = memory_stats(device);
+  stats.sub(bytes);
+  stats.num_buffers.fetch_sub(1, std::memory_order_relaxed);
+  stats.num_frees.fetch_add(1, std::memory_order_relaxed);
+  if (MemoryObserver observe = memory_observer.load(std::memory_order_relaxed)) {
+    observe(id, -bytes, stats.allocated.load(std::memory_order_relaxed), device);
+  }
+}
+
+}  // namespace
+
+void set_memory_observer(MemoryObserver observer) { memory_observer.store(observer); }
+
 DeviceMemoryStats& memory_stats(int device) {
   static DeviceMemoryStats stats[kMaxDevices];
   if (device < 0 || device >= kMaxDevices) {
@@ -26,11 +54,7 @@ DeviceBuffer::DeviceBuffer(pjrt::Buffer buffer, hlo::TensorType type, int device
   // The logical size, not on_device_size(): asking the plugin costs a call
   // per buffer on the hot path, and padding is the plugin's business.
   bytes_ = type_.num_elements() * static_cast<int64_t>(element_size(type_.dtype));
-  if (!counted_) return;
-  auto& stats = memory_stats(device_);
-  stats.add(bytes_);
-  stats.num_buffers.fetch_add(1, std::memory_order_relaxed);
-  stats.num_allocs.fetch_add(1, std::memory_order_relaxed);
+  if (counted_) count_in(this, device_, bytes_);
 }
 
 DeviceBuffer::DeviceBuffer(hlo::TensorType type, int device, std::shared_ptr<PendingSource> source)
@@ -42,10 +66,7 @@ DeviceBuffer::DeviceBuffer(hlo::TensorType type, int device, std::shared_ptr<Pen
 void DeviceBuffer::fulfill(pjrt::Buffer buffer) {
   buffer_ = std::move(buffer);
   counted_ = true;
-  auto& stats = memory_stats(device_);
-  stats.add(bytes_);
-  stats.num_buffers.fetch_add(1, std::memory_order_relaxed);
-  stats.num_allocs.fetch_add(1, std::memory_order_relaxed);
+  count_in(this, device_, bytes_);
   ready_.store(true, std::memory_order_release);
   source_.reset();
 }
@@ -58,11 +79,7 @@ void DeviceBuffer::materialize() const {
 }
 
 DeviceBuffer::~DeviceBuffer() {
-  if (!counted_) return;
-  auto& stats = memory_stats(device_);
-  stats.sub(bytes_);
-  stats.num_buffers.fetch_sub(1, std::memory_order_relaxed);
-  stats.num_frees.fetch_add(1, std::memory_order_relaxed);
+  if (counted_) count_out(this, device_, bytes_);
 }
 
 }  // namespace torch_tpu::runtime

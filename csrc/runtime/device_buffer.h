@@ -46,6 +46,13 @@ struct DeviceMemoryStats {
 DeviceMemoryStats& memory_stats(int device);
 inline constexpr int kMaxDevices = 64;
 
+// Told of every counted buffer as it is counted (`bytes` > 0) and as it goes
+// (`bytes` < 0), with the device's allocated bytes after it; `id` tells the
+// buffers apart. The ATen layer reports these to PyTorch's profiler
+// (profile_memory=True). Set once, before buffers exist; null: none.
+using MemoryObserver = void (*)(const void* id, int64_t bytes, int64_t allocated, int device);
+void set_memory_observer(MemoryObserver observer);
+
 // The deferred graph a pending buffer comes from.
 class PendingSource {
  public:

@@ -1,0 +1,31 @@
+// Device memory for PyTorch's profiler (profile_memory=True): every counted
+// device buffer is reported as an allocation, and later a free, of tpu
+// memory, as CUDA's caching allocator reports its blocks. The profiler's
+// tables then get device memory columns, and its memory timeline the device.
+#include <c10/core/Allocator.h>
+#include <c10/core/Device.h>
+
+#include <cstdint>
+
+#include "runtime/device_buffer.h"
+
+namespace torch_tpu::aten {
+
+namespace {
+
+void report_to_profiler(const void* id, int64_t bytes, int64_t allocated, int device) {
+  if (!c10::memoryProfilingEnabled()) return;
+  // PJRT owns the memory: nothing is reserved beyond what is allocated.
+  const auto total = static_cast<size_t>(allocated);
+  c10::reportMemoryUsageToProfiler(const_cast<void*>(id), bytes, total, total,
+                                   c10::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(device)));
+}
+
+struct RegisterObserver {
+  RegisterObserver() { runtime::set_memory_observer(&report_to_profiler); }
+};
+RegisterObserver register_observer;
+
+}  // namespace
+
+}  // namespace torch_tpu::aten
