@@ -27,6 +27,9 @@ at::Tensor column_major(const at::Tensor& t) {
 
 at::Tensor in_layout_of(const at::Tensor& t, const at::Tensor& like) {
   if (t.sizes() == like.sizes()) {
+    // The common case costs no dispatch: a contiguous input keeps a
+    // contiguous result (kernels return row-major results).
+    if (like.is_contiguous() && t.is_contiguous()) return t;
     // empty_like's preserve_format rules, read off a meta tensor.
     at::Tensor meta = at::empty_strided(like.sizes(), like.strides(), like.options().device(c10::kMeta));
     return with_strides(t, at::empty_like(meta).strides());

@@ -17,23 +17,21 @@ namespace {
 
 std::atomic<MemoryObserver> memory_observer{nullptr};
 
-void count_in(const void* id, int device, int64_t bytes) {
+// Counts a buffer of `bytes` into its device's statistics (`created`) or
+// out of them, and tells the observer.
+void count(const void* id, int device, int64_t bytes, bool created) {
   auto& stats = memory_stats(device);
-  stats.add(bytes);
-  stats.num_buffers.fetch_add(1, std::memory_order_relaxed);
-  stats.num_allocs.fetch_add(1, std::memory_order_relaxed);
-  if (MemoryObserver observe = memory_observer.load(std::memory_order_relaxed)) {
-    observe(id, bytes, stats.allocated.load(std::memory_order_relaxed), device);
+  if (created) {
+    stats.add(bytes);
+    stats.num_buffers.fetch_add(1, std::memory_order_relaxed);
+    stats.num_allocs.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    stats.sub(bytes);
+    stats.num_buffers.fetch_sub(1, std::memory_order_relaxed);
+    stats.num_frees.fetch_add(1, std::memory_order_relaxed);
   }
-}
-
-void count_out(const void* id, int device, int64_t bytes) {
-  auto& stats = memory_stats(device);
-  stats.sub(bytes);
-  stats.num_buffers.fetch_sub(1, std::memory_order_relaxed);
-  stats.num_frees.fetch_add(1, std::memory_order_relaxed);
   if (MemoryObserver observe = memory_observer.load(std::memory_order_relaxed)) {
-    observe(id, -bytes, stats.allocated.load(std::memory_order_relaxed), device);
+    observe(id, created ? bytes : -bytes, stats.allocated.load(std::memory_order_relaxed), device);
   }
 }
 
@@ -54,7 +52,7 @@ DeviceBuffer::DeviceBuffer(pjrt::Buffer buffer, hlo::TensorType type, int device
   // The logical size, not on_device_size(): asking the plugin costs a call
   // per buffer on the hot path, and padding is the plugin's business.
   bytes_ = type_.num_elements() * static_cast<int64_t>(element_size(type_.dtype));
-  if (counted_) count_in(this, device_, bytes_);
+  if (counted_) count(this, device_, bytes_, /*created=*/true);
 }
 
 DeviceBuffer::DeviceBuffer(hlo::TensorType type, int device, std::shared_ptr<PendingSource> source)
@@ -66,7 +64,7 @@ DeviceBuffer::DeviceBuffer(hlo::TensorType type, int device, std::shared_ptr<Pen
 void DeviceBuffer::fulfill(pjrt::Buffer buffer) {
   buffer_ = std::move(buffer);
   counted_ = true;
-  count_in(this, device_, bytes_);
+  count(this, device_, bytes_, /*created=*/true);
   ready_.store(true, std::memory_order_release);
   source_.reset();
 }
@@ -79,7 +77,7 @@ void DeviceBuffer::materialize() const {
 }
 
 DeviceBuffer::~DeviceBuffer() {
-  if (counted_) count_out(this, device_, bytes_);
+  if (counted_) count(this, device_, bytes_, /*created=*/false);
 }
 
 }  // namespace torch_tpu::runtime
