@@ -20,6 +20,7 @@ FILES = [
     "test_pointwise_and_optim.py",
     "test_indexing_ops.py",
     "test_random_ops.py",
+    "test_float8.py",
 ]
 
 

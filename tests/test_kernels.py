@@ -413,8 +413,8 @@ def test_stablehlo_call_under_compile_and_fused_eager():
      "#loc1 = loc(\"x.py\":1:1)", "unexpected text after the module"),
     ("module { func.func @main(%a: !stablehlo.token) -> !stablehlo.token { return %a : !stablehlo.token } }",
      "only tensor types are supported"),
-    ("module { func.func @main(%a: tensor<2xf8E4M3FN>) -> tensor<2xf8E4M3FN> { return %a : tensor<2xf8E4M3FN> } }",
-     "unsupported element type 'f8E4M3FN'"),
+    ("module { func.func @main(%a: tensor<2xf8E8M0FNU>) -> tensor<2xf8E8M0FNU> { return %a : tensor<2xf8E8M0FNU> } }",
+     "unsupported element type 'f8E8M0FNU'"),
     ("module { func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> { return %a : tensor<2xf32> }",
      "unbalanced brackets"),
     ("module { func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> { return %a : tensor<2xf32> } "
@@ -522,3 +522,17 @@ def test_a_second_process_loads_the_kernel_and_an_edit_recompiles(tmp_path):
     assert second["out"] == first["out"] and second["stats"]["compiles"] == 0
     edited = run_child(tmp_path, 3.0)  # the same op name, another kernel
     assert edited["out"] == [1.0, 4.0, 7.0, 10.0] and edited["stats"]["compiles"] >= 1
+
+
+def test_float8_kernel_from_text():
+    text = """module {
+      func.func @main(%a: tensor<4xf8E4M3FN>, %b: tensor<4xf32>) -> tensor<4xf32> {
+        %0 = stablehlo.convert %a : (tensor<4xf8E4M3FN>) -> tensor<4xf32>
+        %1 = stablehlo.multiply %0, %b : tensor<4xf32>
+        return %1 : tensor<4xf32>
+      }
+    }"""
+    a = torch.tensor([1.0, -2.5, 448.0, 0.1]).to(torch.float8_e4m3fn)
+    b = torch.tensor([2.0, 2.0, 0.5, 10.0])
+    got = kernels.stablehlo_call(text, a.to("tpu"), b.to("tpu"))
+    torch.testing.assert_close(got[0].cpu(), a.float() * b)

@@ -74,6 +74,15 @@ def _argument(func, args: tuple, kwargs: dict, name: str, default):
     return default
 
 
+_FLOAT8 = {torch.float8_e4m3fn, torch.float8_e5m2, torch.float8_e4m3fnuz, torch.float8_e5m2fnuz}
+
+
+def _checkable(t: torch.Tensor) -> torch.Tensor:
+    """t, or t widened to f32 when it is an 8-bit float: PyTorch runs
+    isnan, isfinite and allclose on those neither on CPU nor on tpu."""
+    return t.float() if t.dtype in _FLOAT8 else t
+
+
 def _intends_infinity(flat_inputs: list) -> bool:
     """Whether an input is an infinite scalar (a -inf fill, SDPA's boolean
     mask turned additive): then infinities in the output are the point."""
@@ -94,6 +103,7 @@ def _nonfinite_inputs(flat_inputs: list) -> str | None:
     held = None
     for x in flat_inputs:
         if isinstance(x, torch.Tensor) and (x.is_floating_point() or x.is_complex()) and x.numel():
+            x = _checkable(x)
             if bool(torch.isnan(x).any()):
                 return "nan"
             if held is None and not bool(torch.isfinite(x).all()):
@@ -102,6 +112,8 @@ def _nonfinite_inputs(flat_inputs: list) -> str | None:
 
 
 def _default_tolerance(dtype: torch.dtype) -> tuple[float, float]:
+    if dtype in _FLOAT8:  # one rounding of a 2- or 3-bit mantissa
+        return 0.25, 1e-2
     if dtype in (torch.bfloat16, torch.float16):
         return 2e-2, 1e-2
     return 1e-4, 1e-5
@@ -161,6 +173,7 @@ class DebugChecks(TorchDispatchMode):
             for t in outputs:
                 if not (t.is_floating_point() or t.is_complex()) or not t.numel():
                     continue
+                t = _checkable(t)
                 if nan_only and bool(torch.isnan(t).any()):
                     raise RuntimeError(f"tpu debug check: {func} produced NaN, called at {call_site()}")
                 if not nan_only and not bool(torch.isfinite(t).all()):
@@ -216,6 +229,7 @@ class DebugChecks(TorchDispatchMode):
         if got.shape != want.shape or got.dtype != want.dtype:
             raise RuntimeError(f"tpu debug check: {func} returned {got.dtype}{list(got.shape)}, the CPU "
                                f"{want.dtype}{list(want.shape)}, called at {call_site()}")
+        got, want = _checkable(got), _checkable(want)
         if want.dtype == torch.bool or not (want.is_floating_point() or want.is_complex()):
             ok = torch.equal(got, want)
         else:

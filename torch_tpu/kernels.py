@@ -48,6 +48,8 @@ _SHORT_NAMES = {
     torch.uint8: "u8", torch.uint16: "u16", torch.uint32: "u32", torch.uint64: "u64",
     torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32", torch.float64: "f64",
     torch.complex64: "c64", torch.complex128: "c128",
+    torch.float8_e4m3fn: "f8e4m3fn", torch.float8_e5m2: "f8e5m2",
+    torch.float8_e4m3fnuz: "f8e4m3fnuz", torch.float8_e5m2fnuz: "f8e5m2fnuz",
 }
 _TORCH_DTYPES = {name: dtype for dtype, name in _SHORT_NAMES.items()}
 

@@ -25,6 +25,10 @@ inline bool has_element_type(c10::ScalarType t) {
     case c10::ScalarType::Double:
     case c10::ScalarType::ComplexFloat:
     case c10::ScalarType::ComplexDouble:
+    case c10::ScalarType::Float8_e4m3fn:
+    case c10::ScalarType::Float8_e5m2:
+    case c10::ScalarType::Float8_e4m3fnuz:
+    case c10::ScalarType::Float8_e5m2fnuz:
       return true;
     default:
       return false;
@@ -51,6 +55,10 @@ inline ElementType to_element_type(c10::ScalarType t, const char* op = "tpu") {
     case c10::ScalarType::Double: return ElementType::kF64;
     case c10::ScalarType::ComplexFloat: return ElementType::kC64;
     case c10::ScalarType::ComplexDouble: return ElementType::kC128;
+    case c10::ScalarType::Float8_e4m3fn: return ElementType::kF8E4M3FN;
+    case c10::ScalarType::Float8_e5m2: return ElementType::kF8E5M2;
+    case c10::ScalarType::Float8_e4m3fnuz: return ElementType::kF8E4M3FNUZ;
+    case c10::ScalarType::Float8_e5m2fnuz: return ElementType::kF8E5M2FNUZ;
     default:
       TORCH_CHECK_NOT_IMPLEMENTED(false, op, ": dtype ", t, " is not supported on tpu");
   }
@@ -73,6 +81,10 @@ inline c10::ScalarType to_scalar_type(ElementType t) {
     case ElementType::kF64: return c10::ScalarType::Double;
     case ElementType::kC64: return c10::ScalarType::ComplexFloat;
     case ElementType::kC128: return c10::ScalarType::ComplexDouble;
+    case ElementType::kF8E4M3FN: return c10::ScalarType::Float8_e4m3fn;
+    case ElementType::kF8E5M2: return c10::ScalarType::Float8_e5m2;
+    case ElementType::kF8E4M3FNUZ: return c10::ScalarType::Float8_e4m3fnuz;
+    case ElementType::kF8E5M2FNUZ: return c10::ScalarType::Float8_e5m2fnuz;
   }
   return c10::ScalarType::Undefined;
 }

@@ -194,7 +194,9 @@ at::Tensor& fill_scalar(at::Tensor& self, const c10::Scalar& value) {
 at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value) {
   TORCH_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ",
               value.dim(), " dimensions.");
-  if (value.device().is_cpu()) return fill_scalar(self, value.item());
+  // Cast on the host as CPU's fill_ casts a tensor value: wrapped or
+  // saturated, never the overflow error a Python number gets.
+  if (value.device().is_cpu()) return fill_scalar(self, value.to(self.scalar_type()).item());
   const ElementType out = to_element_type(self.scalar_type(), "aten::fill_");
   OpCall call{"aten::fill_", std::string(1, static_cast<char>(out)), {value}, {}};
   auto dims = self.sizes().vec();

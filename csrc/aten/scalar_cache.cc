@@ -7,6 +7,12 @@
 #include <unordered_map>
 #include <utility>
 
+#include <c10/util/TypeCast.h>
+#include <c10/util/Float8_e4m3fn.h>
+#include <c10/util/Float8_e4m3fnuz.h>
+#include <c10/util/Float8_e5m2.h>
+#include <c10/util/Float8_e5m2fnuz.h>
+
 #include "aten/dtypes.h"
 #include "runtime/runtime.h"
 
@@ -16,6 +22,13 @@ namespace {
 
 using runtime::DeviceBuffer;
 using runtime::DeviceBufferPtr;
+
+// The bits of `value` in an 8-bit float type. Scalar has no accessor for
+// them; this raises on overflow as its accessors (and CPU's fill_) do.
+template <typename Float8>
+uint8_t checked_float8(const c10::Scalar& value, const char* name) {
+  return c10::checked_convert<Float8, double>(value.toDouble(), name).x;
+}
 
 // Raw bytes of `value` converted to `type`, as the device stores it.
 std::string scalar_bytes(const c10::Scalar& value, ElementType type) {
@@ -37,6 +50,10 @@ std::string scalar_bytes(const c10::Scalar& value, ElementType type) {
     case ElementType::kF64: put(value.to<double>()); break;
     case ElementType::kC64: put(value.to<c10::complex<float>>()); break;
     case ElementType::kC128: put(value.to<c10::complex<double>>()); break;
+    case ElementType::kF8E4M3FN: put(checked_float8<c10::Float8_e4m3fn>(value, "c10::Float8_e4m3fn")); break;
+    case ElementType::kF8E5M2: put(checked_float8<c10::Float8_e5m2>(value, "c10::Float8_e5m2")); break;
+    case ElementType::kF8E4M3FNUZ: put(checked_float8<c10::Float8_e4m3fnuz>(value, "c10::Float8_e4m3fnuz")); break;
+    case ElementType::kF8E5M2FNUZ: put(checked_float8<c10::Float8_e5m2fnuz>(value, "c10::Float8_e5m2fnuz")); break;
   }
   return out;
 }

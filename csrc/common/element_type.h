@@ -28,9 +28,15 @@ enum class ElementType : uint8_t {
   kF64,
   kC64,
   kC128,
+  // 8-bit floats (PyTorch's float8_*): "fn" has no infinity, "fnuz" no
+  // negative zero either, and their NaN encodings differ.
+  kF8E4M3FN,
+  kF8E5M2,
+  kF8E4M3FNUZ,
+  kF8E5M2FNUZ,
 };
 
-inline constexpr int kNumElementTypes = 15;
+inline constexpr int kNumElementTypes = 19;
 
 // Bytes per element in a dense host buffer (bool takes one byte).
 constexpr size_t element_size(ElementType t) {
@@ -38,6 +44,10 @@ constexpr size_t element_size(ElementType t) {
     case ElementType::kPred:
     case ElementType::kS8:
     case ElementType::kU8:
+    case ElementType::kF8E4M3FN:
+    case ElementType::kF8E5M2:
+    case ElementType::kF8E4M3FNUZ:
+    case ElementType::kF8E5M2FNUZ:
       return 1;
     case ElementType::kS16:
     case ElementType::kU16:
@@ -77,6 +87,10 @@ constexpr std::string_view mlir_name(ElementType t) {
     case ElementType::kF64: return "f64";
     case ElementType::kC64: return "complex<f32>";
     case ElementType::kC128: return "complex<f64>";
+    case ElementType::kF8E4M3FN: return "f8E4M3FN";
+    case ElementType::kF8E5M2: return "f8E5M2";
+    case ElementType::kF8E4M3FNUZ: return "f8E4M3FNUZ";
+    case ElementType::kF8E5M2FNUZ: return "f8E5M2FNUZ";
   }
   return "?";
 }
@@ -100,6 +114,10 @@ constexpr std::string_view short_name(ElementType t) {
     case ElementType::kF64: return "f64";
     case ElementType::kC64: return "c64";
     case ElementType::kC128: return "c128";
+    case ElementType::kF8E4M3FN: return "f8e4m3fn";
+    case ElementType::kF8E5M2: return "f8e5m2";
+    case ElementType::kF8E4M3FNUZ: return "f8e4m3fnuz";
+    case ElementType::kF8E5M2FNUZ: return "f8e5m2fnuz";
   }
   return "?";
 }
@@ -113,9 +131,14 @@ inline std::optional<ElementType> element_type_from_short_name(
   return std::nullopt;
 }
 
+constexpr bool is_float8(ElementType t) {
+  return t == ElementType::kF8E4M3FN || t == ElementType::kF8E5M2 ||
+         t == ElementType::kF8E4M3FNUZ || t == ElementType::kF8E5M2FNUZ;
+}
+
 constexpr bool is_floating(ElementType t) {
   return t == ElementType::kF16 || t == ElementType::kBF16 ||
-         t == ElementType::kF32 || t == ElementType::kF64;
+         t == ElementType::kF32 || t == ElementType::kF64 || is_float8(t);
 }
 
 constexpr bool is_complex(ElementType t) {

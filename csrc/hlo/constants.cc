@@ -55,12 +55,70 @@ uint64_t encode_small_float(double v, int exp_bits, int mant_bits) {
          fraction;
 }
 
+// The 8-bit float formats, as PyTorch and XLA define them: "fn" keeps the
+// all-ones exponent for numbers (only S.1111.111 is NaN, no infinity);
+// "fnuz" moves the bias up by one and spends the negative-zero pattern 0x80
+// on its only NaN.
+struct Float8Format {
+  int exp_bits;
+  int mant_bits;
+  bool fnuz;
+};
+
+Float8Format float8_format(ElementType t) {
+  switch (t) {
+    case ElementType::kF8E4M3FN: return {4, 3, false};
+    case ElementType::kF8E4M3FNUZ: return {4, 3, true};
+    case ElementType::kF8E5M2FNUZ: return {5, 2, true};
+    default: return {5, 2, false};  // f8E5M2: IEEE-like, never decoded here
+  }
+}
+
+// The magnitude that positive pattern `bits` (0..127) stands for.
+double float8_magnitude(uint32_t bits, const Float8Format& f) {
+  const int bias = (1 << (f.exp_bits - 1)) - 1 + (f.fnuz ? 1 : 0);
+  const uint32_t exponent = bits >> f.mant_bits;
+  const uint32_t fraction = bits & ((1u << f.mant_bits) - 1);
+  if (exponent == 0) return std::ldexp(fraction, 1 - bias - f.mant_bits);
+  return std::ldexp((1u << f.mant_bits) + fraction, static_cast<int>(exponent) - bias - f.mant_bits);
+}
+
+// Rounds v to nearest-even in a format without infinity. Overflow follows
+// PyTorch's casts: "fn" saturates at its largest finite value (infinity
+// too), "fnuz" becomes NaN.
+uint64_t encode_float8_no_inf(double v, ElementType t) {
+  const Float8Format f = float8_format(t);
+  const uint32_t nan = f.fnuz ? 0x80 : 0x7F;
+  if (std::isnan(v)) return nan;
+  const uint32_t sign = std::signbit(v) ? 0x80 : 0;
+  const uint32_t max_bits = f.fnuz ? 0x7F : 0x7E;
+  const double a = std::fabs(v);
+  const double max = float8_magnitude(max_bits, f);
+  const double half_ulp_above = (max - float8_magnitude(max_bits - 1, f)) / 2;
+  if (a >= max + half_ulp_above) return f.fnuz ? nan : sign | max_bits;
+  uint32_t best = 0;  // patterns ascend in magnitude: take the last below
+  while (best < max_bits && float8_magnitude(best + 1, f) <= a) ++best;
+  if (best < max_bits) {
+    const double below = float8_magnitude(best, f);
+    const double above = float8_magnitude(best + 1, f);
+    if (a - below > above - a || (a - below == above - a && (best & 1))) ++best;
+  }
+  if (best == 0 && f.fnuz) return 0;  // no negative zero
+  return sign | best;
+}
+
 uint64_t float_bits(double v, ElementType t) {
   switch (t) {
     case ElementType::kF16:
       return encode_small_float(v, 5, 10);
     case ElementType::kBF16:
       return encode_small_float(v, 8, 7);
+    case ElementType::kF8E5M2:
+      return encode_small_float(v, 5, 2);
+    case ElementType::kF8E4M3FN:
+    case ElementType::kF8E4M3FNUZ:
+    case ElementType::kF8E5M2FNUZ:
+      return encode_float8_no_inf(v, t);
     case ElementType::kF32: {
       float f = static_cast<float>(v);
       uint32_t bits;

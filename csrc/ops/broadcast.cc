@@ -47,6 +47,15 @@ hlo::Value convert_to(hlo::Builder& b, const hlo::Value& x, ElementType type) {
     // alike; XLA's direct convert would saturate it to 0.
     return b.convert(b.convert(x, ElementType::kS64), type);
   }
+  if (type == ElementType::kF8E4M3FN && x.dtype() != ElementType::kPred) {
+    // PyTorch saturates casts to float8_e4m3fn (infinity too) at +-448;
+    // XLA's convert makes NaN of them. c10 casts integers through float;
+    // other 8-bit floats widen exactly (+-448 may not fit them).
+    const bool widen = is_integer(x.dtype()) || is_float8(x.dtype());
+    const hlo::Value wide = widen ? b.convert(x, ElementType::kF32) : x;
+    const hlo::TensorType bound(wide.dtype(), {});
+    return b.convert(b.clamp(b.constant_splat(-448.0, bound), wide, b.constant_splat(448.0, bound)), type);
+  }
   return b.convert(x, type);
 }
 

@@ -17,10 +17,10 @@ std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a, const std::
 // `x` broadcast (right-aligned) to `dims`; `x` itself when it already has them.
 hlo::Value broadcast_to(hlo::Builder& b, const hlo::Value& x, const std::vector<int64_t>& dims);
 
-// The type sums and products accumulate in: f32 for f16/bf16 (as CPU and
-// CUDA do), the type itself otherwise.
+// The type sums and products accumulate in: f32 for f16/bf16 and the 8-bit
+// floats (as CPU and CUDA do), the type itself otherwise.
 constexpr ElementType accumulation_type(ElementType t) {
-  return (t == ElementType::kF16 || t == ElementType::kBF16) ? ElementType::kF32 : t;
+  return (t == ElementType::kF16 || t == ElementType::kBF16 || is_float8(t)) ? ElementType::kF32 : t;
 }
 
 // `x` converted to `type`; `x` itself when it already has it. Complex to

@@ -226,6 +226,10 @@ enum class BufferType : int {
   kBF16,
   kC64,
   kC128,
+  kF8E5M2 = 16,
+  kF8E4M3FN = 17,
+  kF8E5M2FNUZ = 19,
+  kF8E4M3FNUZ = 20,
 };
 
 enum class HostBufferSemantics : int {

@@ -25,6 +25,10 @@ constexpr c::BufferType to_pjrt(ElementType t) {
     case ElementType::kF64: return c::BufferType::kF64;
     case ElementType::kC64: return c::BufferType::kC64;
     case ElementType::kC128: return c::BufferType::kC128;
+    case ElementType::kF8E4M3FN: return c::BufferType::kF8E4M3FN;
+    case ElementType::kF8E5M2: return c::BufferType::kF8E5M2;
+    case ElementType::kF8E4M3FNUZ: return c::BufferType::kF8E4M3FNUZ;
+    case ElementType::kF8E5M2FNUZ: return c::BufferType::kF8E5M2FNUZ;
   }
   return c::BufferType::kInvalid;
 }

@@ -15,12 +15,13 @@ inline ElementType parse_element_type(const std::string& name) {
   if (!type) {
     throw std::invalid_argument("unknown element type '" + name +
                                 "' (expected pred, s8..s64, u8..u64, f16, "
-                                "bf16, f32, f64, c64 or c128)");
+                                "bf16, f32, f64, c64, c128 or f8e4m3fn..f8e5m2fnuz)");
   }
   return *type;
 }
 
-// NumPy has no bfloat16: bf16 travels as uint16 bit patterns.
+// NumPy has no bfloat16 or 8-bit floats: they travel as unsigned bit
+// patterns of their width.
 inline pybind11::dtype numpy_dtype_of(ElementType type) {
   switch (type) {
     case ElementType::kPred: return pybind11::dtype("bool");
@@ -38,6 +39,10 @@ inline pybind11::dtype numpy_dtype_of(ElementType type) {
     case ElementType::kF64: return pybind11::dtype("float64");
     case ElementType::kC64: return pybind11::dtype("complex64");
     case ElementType::kC128: return pybind11::dtype("complex128");
+    case ElementType::kF8E4M3FN:
+    case ElementType::kF8E5M2:
+    case ElementType::kF8E4M3FNUZ:
+    case ElementType::kF8E5M2FNUZ: return pybind11::dtype("uint8");
   }
   throw std::invalid_argument("no NumPy dtype for this element type");
 }

@@ -56,6 +56,13 @@ hlo::Value times(hlo::Builder& b, const hlo::Value& x, const std::optional<hlo::
 hlo::Value accumulate_dot(hlo::Builder& b, const hlo::Value& lhs, const hlo::Value& rhs,
                           const hlo::DotDims& dims) {
   const ElementType dtype = lhs.dtype();
+  if (is_float8(dtype)) {
+    // Widened exactly: XLA fuses convert-then-dot into an 8-bit matmul
+    // where the hardware has one, and the CPU compiler has no 8-bit dot.
+    // Every 8-bit float is a bf16 too, so the default precision multiplies
+    // them exactly.
+    return b.dot_general(convert_to(b, lhs, ElementType::kF32), convert_to(b, rhs, ElementType::kF32), dims);
+  }
   const ElementType acc = accumulation_type(dtype);
   if (acc != dtype && is_floating(dtype) && has_unit_batch_dim(lhs, dims)) {
     // bf16 / f16 with an f32 result: XLA's CPU runtime cannot run such a dot
@@ -100,6 +107,22 @@ hlo::Value lower_add_product(hlo::Builder& b, Product kind, const std::optional<
   base = times(b, base, beta);
   hlo::Value sum = out == ElementType::kPred ? b.or_(base, product) : b.add(base, product);
   return convert_to(b, sum, out);
+}
+
+hlo::Value lower_scaled_mm(hlo::Builder& b, const hlo::Value& lhs, const hlo::Value& rhs, const hlo::Value& scale_lhs,
+                           const hlo::Value& scale_rhs, const std::optional<hlo::Value>& bias,
+                           const std::optional<hlo::Value>& scale_result, ElementType out) {
+  const hlo::Value product = accumulate_dot(b, lhs, rhs, product_dims(Product::kMm));
+  auto scaled = [&](const hlo::Value& x, const hlo::Value& scale) {
+    // A one-element scale of any rank, or a row / column of them.
+    const hlo::Value s = convert_to(b, scale, ElementType::kF32);
+    const hlo::Value flat = s.dims().size() == 2 ? s : b.reshape(s, {1, 1});
+    return b.multiply(x, broadcast_to(b, flat, x.dims()));
+  };
+  hlo::Value result = scaled(scaled(product, scale_lhs), scale_rhs);
+  if (bias) result = b.add(result, broadcast_to(b, convert_to(b, *bias, ElementType::kF32), result.dims()));
+  if (scale_result && is_float8(out)) result = scaled(result, *scale_result);
+  return convert_to(b, result, out);
 }
 
 }  // namespace torch_tpu::ops

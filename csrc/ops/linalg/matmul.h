@@ -38,4 +38,13 @@ hlo::Value lower_add_product(hlo::Builder& b, Product kind, const std::optional<
 hlo::Value accumulate_dot(hlo::Builder& b, const hlo::Value& lhs, const hlo::Value& rhs,
                           const hlo::DotDims& dims);
 
+// torch._scaled_mm: (lhs @ rhs) * scale_lhs * scale_rhs (+ bias), from
+// 8-bit float [m, k] and [k, n] operands, accumulated in f32. A scale is one
+// element (per tensor) or 2-D ([m, 1] for lhs, [1, n] for rhs: per row or
+// column). scale_result multiplies 8-bit float results only, as CUDA's
+// D scale does. The result is rounded once, to `out`.
+hlo::Value lower_scaled_mm(hlo::Builder& b, const hlo::Value& lhs, const hlo::Value& rhs, const hlo::Value& scale_lhs,
+                           const hlo::Value& scale_rhs, const std::optional<hlo::Value>& bias,
+                           const std::optional<hlo::Value>& scale_result, ElementType out);
+
 }  // namespace torch_tpu::ops
