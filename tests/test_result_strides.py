@@ -106,6 +106,91 @@ def test_attention_output_and_gradients_take_their_inputs_layout(layout):
         torch.testing.assert_close(got.cpu(), want, rtol=1e-4, atol=1e-5)
 
 
+def transposed(*shape):
+    return torch.randn(*shape).transpose(-1, -2).contiguous().transpose(-1, -2)
+
+
+def channels_last(*shape):
+    return torch.randn(*shape).contiguous(memory_format=torch.channels_last)
+
+
+ELEMENTWISE = {
+    "unary": (lambda x, y: x.exp(), lambda: (transposed(3, 5), None)),
+    "binary": (lambda x, y: x * y, lambda: (transposed(3, 5), transposed(3, 5))),
+    "binary_mixed": (lambda x, y: x + y, lambda: (transposed(3, 5), torch.randn(3, 5))),
+    "broadcast_row": (lambda x, y: x - y, lambda: (transposed(4, 3, 5), torch.randn(5))),
+    "scalar": (lambda x, y: x / 3, lambda: (channels_last(2, 3, 4, 5), None)),
+    "compare": (lambda x, y: x > y, lambda: (transposed(3, 5), transposed(3, 5))),
+    "where": (lambda x, y: torch.where(x > 0, x, y), lambda: (transposed(3, 5), transposed(3, 5))),
+    "clamp": (lambda x, y: x.clamp(-0.5, 0.5), lambda: (channels_last(2, 3, 4, 5), None)),
+    "activation": (lambda x, y: F.gelu(x), lambda: (channels_last(2, 3, 4, 5), None)),
+    "activation_backward": (lambda x, y: torch.ops.aten.threshold_backward(y, x, 0.0),
+                            lambda: (transposed(3, 5), transposed(3, 5))),
+    "pointwise": (lambda x, y: torch.lerp(x, y, 0.3), lambda: (channels_last(2, 3, 4, 5), channels_last(2, 3, 4, 5))),
+    "expanded": (lambda x, y: x + 1, lambda: (torch.randn(3, 1).expand(3, 4), None)),
+}
+
+
+CHANNELS_LAST = {
+    "max_pool": lambda x: F.max_pool2d(x, 2, return_indices=True),
+    "avg_pool": lambda x: F.avg_pool2d(x, 2),
+    "adaptive_avg_pool": lambda x: F.adaptive_avg_pool2d(x, 3),
+    "adaptive_max_pool": lambda x: F.adaptive_max_pool2d(x, 3, return_indices=True),
+    "upsample_nearest": lambda x: F.interpolate(x, scale_factor=2),
+    "upsample_bilinear": lambda x: F.interpolate(x, scale_factor=2, mode="bilinear"),
+    "batch_norm_train": lambda x: F.batch_norm(x, None, None, training=True),
+    "batch_norm_eval": lambda x: F.batch_norm(x, torch.zeros(3, device=x.device), torch.ones(3, device=x.device)),
+    "sort": lambda x: x.sort(1),
+    "flip": lambda x: x.flip(2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHANNELS_LAST))
+def test_channels_last_results_stay_channels_last(name):
+    """Pooling, resampling, normalization, sort and flip keep an NHWC input's
+    layout, as CPU and their shape functions do."""
+    fn = CHANNELS_LAST[name]
+    x = channels_last(2, 3, 6, 8)
+    assert_strides_match_fake(fn, to_tpu(x))
+    got, want = fn(to_tpu(x)), fn(x)
+    for g, w in zip(*(t if isinstance(t, tuple) else (t,) for t in (got, want))):
+        assert g.stride() == w.stride()
+        torch.testing.assert_close(g.cpu(), w, rtol=1e-5, atol=1e-5)
+
+
+def test_pooling_and_resampling_gradients_stay_channels_last():
+    x = channels_last(2, 3, 6, 8)
+
+    def grads(x):
+        x = x.detach().requires_grad_()
+        (F.max_pool2d(x, 2).sum() + F.avg_pool2d(x, 2).square().sum()
+         + F.interpolate(x, scale_factor=2, mode="bilinear").square().sum()).backward()
+        return x.grad
+
+    got, want = grads(to_tpu(x)), grads(x)
+    assert got.stride() == want.stride()
+    torch.testing.assert_close(got.cpu(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_dropout_result_and_mask_take_the_input_layout():
+    x = transposed(6, 5)
+    out, mask = torch.ops.aten.native_dropout(to_tpu(x), 0.4, True)
+    assert out.stride() == mask.stride() == x.stride() == (1, 6)
+    assert_strides_match_fake(lambda x: torch.ops.aten.native_dropout(x, 0.4, True), to_tpu(x))
+    torch.testing.assert_close(out.cpu(), x * mask.cpu() / 0.6)
+
+
+@pytest.mark.parametrize("name", sorted(ELEMENTWISE))
+def test_elementwise_results_take_their_inputs_layout(name):
+    """As TensorIterator lays them out on CPU, CUDA and in the meta kernels."""
+    fn, make = ELEMENTWISE[name]
+    x, y = make()
+    assert_strides_match_fake(fn, *to_tpu((x, y)))
+    got, want = fn(*to_tpu((x, y))), fn(x, y)
+    assert got.stride() == want.stride()
+    torch.testing.assert_close(got.cpu(), want)
+
+
 class AttentionInHfLayout(torch.nn.Module):
     def forward(self, x):  # x: [B, L, H, E]
         q = x.transpose(1, 2)
@@ -122,8 +207,35 @@ class FftThenView(torch.nn.Module):
         return torch.fft.fft(x, dim=1).transpose(1, 2).contiguous().view(-1)
 
 
+class ScaleTransposedThenView(torch.nn.Module):
+    def forward(self, x):  # x: [B, L, H, E]; an elementwise op keeps the transposed layout
+        y = torch.sigmoid(x.transpose(1, 2) * 0.5 + 1)
+        return y.transpose(1, 2).reshape(x.shape[0], x.shape[1], -1)
+
+
+class ChannelsLastActivationThenView(torch.nn.Module):
+    def forward(self, x):  # x: channels_last [B, C, H, W], as Diffusers' blocks flatten it
+        y = F.silu(x) * x
+        return y.permute(0, 2, 3, 1).view(x.shape[0], -1, x.shape[1])
+
+
+class NormPoolThenFlatten(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = torch.nn.BatchNorm2d(3)
+
+    def forward(self, x):  # x: channels_last
+        y = F.avg_pool2d(F.relu(self.norm(x)), 2)
+        return y.permute(0, 2, 3, 1).view(x.shape[0], -1, x.shape[1])
+
+
 CAPTURED = {
+    "norm_pool_channels_last": (NormPoolThenFlatten,
+                                lambda: torch.randn(2, 3, 4, 6).contiguous(memory_format=torch.channels_last)),
     "attention": (AttentionInHfLayout, lambda: torch.randn(2, 5, 2, 8)),
+    "elementwise_transposed": (ScaleTransposedThenView, lambda: torch.randn(2, 5, 3, 4)),
+    "elementwise_channels_last": (ChannelsLastActivationThenView,
+                                  lambda: torch.randn(2, 3, 4, 5).contiguous(memory_format=torch.channels_last)),
     "cholesky": (CholeskyThenView, lambda: spd(4)),
     "fft": (FftThenView, lambda: torch.randn(2, 6, 3)),
 }
@@ -137,11 +249,12 @@ def test_captured_graphs_run_on_the_device(name):
     x = make()
     want = module()(x)
     xt = to_tpu(x)
-    exported = torch.export.export(module(), (xt,))
+    exported = torch.export.export(module().to("tpu"), (xt,))
     torch.testing.assert_close(exported.module()(xt).cpu(), want, rtol=1e-4, atol=1e-4)
     torch.testing.assert_close(exported.run_decompositions().module()(xt).cpu(), want, rtol=1e-4, atol=1e-4)
     torch._dynamo.reset()
-    torch.testing.assert_close(torch.compile(module(), backend="aot_eager")(xt).cpu(), want, rtol=1e-4, atol=1e-4)
+    compiled = torch.compile(module().to("tpu"), backend="aot_eager")
+    torch.testing.assert_close(compiled(xt).cpu(), want, rtol=1e-4, atol=1e-4)
 
 
 def test_export_with_a_dynamic_batch_through_attention():

@@ -15,6 +15,7 @@
 #include "aten/dtypes.h"
 #include "aten/elementwise_args.h"
 #include "aten/op_runner.h"
+#include "aten/result_layout.h"
 #include "ops/elementwise/activation.h"
 #include "ops/elementwise/compare.h"
 
@@ -40,7 +41,7 @@ struct Prepared {
 
 enum class OutRule { kExact, kCastable };
 
-at::Tensor run(const Prepared& p) { return run_op(p.call, p.body).at(0); }
+at::Tensor run(const Prepared& p) { return in_iterator_layout(run_op(p.call, p.body).at(0), p.call.tensors); }
 
 at::Tensor& run_into(const Prepared& p, at::Tensor& out, bool inplace, OutRule rule) {
   if (rule == OutRule::kExact && !inplace) {

@@ -15,6 +15,7 @@
 #include "aten/dtypes.h"
 #include "aten/elementwise_args.h"
 #include "aten/op_runner.h"
+#include "aten/result_layout.h"
 #include "ops/broadcast.h"
 #include "ops/elementwise/arithmetic.h"
 #include "ops/elementwise/binary_math.h"
@@ -132,7 +133,7 @@ at::Tensor binary(Binary op, const at::Tensor& self, const at::Tensor& other, co
   Prepared p = prepare(op, self, other, alpha, mode, result_dtype(op, self, other, mode));
   std::vector<at::Tensor> outs = run_op(p.call, body(op, p));
   if (p.zero_flag) defer_check(outs.at(1), CheckError::kRuntime, "ZeroDivisionError");
-  return outs.at(0);
+  return in_iterator_layout(outs.at(0), p.call.tensors);
 }
 
 at::Tensor& binary_into(Binary op, const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha,

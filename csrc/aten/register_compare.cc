@@ -20,6 +20,7 @@
 #include "aten/dtypes.h"
 #include "aten/elementwise_args.h"
 #include "aten/op_runner.h"
+#include "aten/result_layout.h"
 #include "ops/elementwise/compare.h"
 
 namespace torch_tpu::aten {
@@ -54,7 +55,9 @@ LoweringBody binary_body(const Binary& p, BinaryLowering lower) {
   };
 }
 
-at::Tensor run_binary(const Binary& p, BinaryLowering lower) { return run_op(p.call, binary_body(p, std::move(lower))).at(0); }
+at::Tensor run_binary(const Binary& p, BinaryLowering lower) {
+  return in_iterator_layout(run_op(p.call, binary_body(p, std::move(lower))).at(0), p.call.tensors);
+}
 
 void run_binary_into(const Binary& p, BinaryLowering lower, at::Tensor& out) {
   run_op_into(p.call, binary_body(p, std::move(lower)), out);
@@ -281,7 +284,7 @@ LoweringBody where_body(const Where& w) {
 
 at::Tensor where_self(const at::Tensor& condition, const at::Tensor& self, const at::Tensor& other) {
   Where w = where_call(condition, self, other);
-  return run_op(w.call, where_body(w)).at(0);
+  return in_iterator_layout(run_op(w.call, where_body(w)).at(0), w.call.tensors);
 }
 
 at::Tensor& where_out(const at::Tensor& condition, const at::Tensor& self, const at::Tensor& other,
@@ -389,7 +392,7 @@ using OptTensor = std::optional<at::Tensor>;
 
 at::Tensor clamp_s(const at::Tensor& self, const OptScalar& lo, const OptScalar& hi) {
   Clamp c = clamp_scalar_call(self, lo, hi);
-  return run_op(c.call, clamp_body(c)).at(0);
+  return in_iterator_layout(run_op(c.call, clamp_body(c)).at(0), c.call.tensors);
 }
 at::Tensor& clamp_s_(at::Tensor& self, const OptScalar& lo, const OptScalar& hi) {
   return clamp_into(clamp_scalar_call(self, lo, hi), self, true, true);
@@ -399,7 +402,7 @@ at::Tensor& clamp_s_out(const at::Tensor& self, const OptScalar& lo, const OptSc
 }
 at::Tensor clamp_t(const at::Tensor& self, const OptTensor& lo, const OptTensor& hi) {
   Clamp c = clamp_tensor_call(self, lo, hi);
-  return run_op(c.call, clamp_body(c)).at(0);
+  return in_iterator_layout(run_op(c.call, clamp_body(c)).at(0), c.call.tensors);
 }
 at::Tensor& clamp_t_(at::Tensor& self, const OptTensor& lo, const OptTensor& hi) {
   return clamp_into(clamp_tensor_call(self, lo, hi), self, true, false);

@@ -67,6 +67,7 @@
 
 #include "aten/op_runner.h"
 #include "aten/out_args.h"
+#include "aten/result_layout.h"
 #include "ops/broadcast.h"
 #include "ops/elementwise/special.h"
 #include "ops/elementwise/unary.h"
@@ -468,15 +469,16 @@ Tensor complex_like(const char* op, const Tensor& a, const Tensor& b, bool from_
   TORCH_CHECK(a.scalar_type() == at::kFloat || a.scalar_type() == at::kDouble,
               "Expected both inputs to be Half, Float or Double tensors but got ", a.scalar_type(), " and ",
               b.scalar_type());
-  return run_op(OpCall{op, "", {a, b}, {}},
-                [from_polar](hlo::Builder& bld, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
+  const OpCall call{op, "", {a, b}, {}};
+  const Tensor result = run_op(call, [from_polar](hlo::Builder& bld, const std::vector<hlo::Value>& t,
+                                                  const std::vector<hlo::Value>&) {
                   const std::vector<int64_t> dims = ops::broadcast_shapes(t[0].dims(), t[1].dims(), "aten::complex");
                   hlo::Value x = ops::broadcast_to(bld, t[0], dims), y = ops::broadcast_to(bld, t[1], dims);
                   if (from_polar) return std::vector<hlo::Value>{
                       bld.complex(bld.multiply(x, bld.cosine(y)), bld.multiply(x, bld.sine(y)))};
                   return std::vector<hlo::Value>{bld.complex(x, y)};
-                })
-      .at(0);
+                }).at(0);
+  return in_iterator_layout(result, call.tensors);
 }
 
 Tensor& tpu_complex_out(const Tensor& real, const Tensor& imag, Tensor& out) {

@@ -24,6 +24,7 @@
 #include "aten/dtypes.h"
 #include "aten/elementwise_args.h"
 #include "aten/op_runner.h"
+#include "aten/result_layout.h"
 #include "ops/broadcast.h"
 #include "ops/elementwise/binary_math.h"
 #include "ops/elementwise/special.h"
@@ -125,7 +126,7 @@ Unary special_call(SpecialOp op, const at::Tensor& self) {
   return u;
 }
 
-at::Tensor run_unary(const Unary& u) { return run_op(u.call, u.body).at(0); }
+at::Tensor run_unary(const Unary& u) { return in_iterator_layout(run_op(u.call, u.body).at(0), u.call.tensors); }
 
 at::Tensor& run_unary_into(const Unary& u, const at::Tensor& self, at::Tensor& out, bool inplace) {
   check_castable(u.result, out);
@@ -414,7 +415,7 @@ at::Tensor binary(BinaryMathOp op, const Arg& a, const Arg& b) {
   Binary p = binary_call(op, a, b);
   std::vector<at::Tensor> outs = run_op(p.call, binary_body(op, p));
   if (p.zero_flag) defer_check(outs.at(1), CheckError::kRuntime, "ZeroDivisionError");
-  return outs.at(0);
+  return in_iterator_layout(outs.at(0), p.call.tensors);
 }
 
 at::Tensor& binary_into(BinaryMathOp op, const Arg& a, const Arg& b, at::Tensor& out, bool inplace) {

@@ -23,6 +23,7 @@
 #include "aten/dtypes.h"
 #include "aten/elementwise_args.h"
 #include "aten/op_runner.h"
+#include "aten/result_layout.h"
 #include "ops/elementwise/more_activations.h"
 
 namespace torch_tpu::aten {
@@ -40,7 +41,7 @@ struct Prepared {
   std::vector<int64_t> shape;
 };
 
-at::Tensor run(const Prepared& p) { return run_op(p.call, p.body).at(0); }
+at::Tensor run(const Prepared& p) { return in_iterator_layout(run_op(p.call, p.body).at(0), p.call.tensors); }
 
 // In-place and out= forms of the forward ops want the input's dtype
 // exactly, like their CPU kernels; backward grad_input= casts.

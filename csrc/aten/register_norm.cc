@@ -23,6 +23,7 @@
 
 #include "aten/dtypes.h"
 #include "aten/op_runner.h"
+#include "aten/result_layout.h"
 #include "ops/broadcast.h"
 #include "ops/nn/batch_norm.h"
 #include "ops/nn/group_norm.h"
@@ -133,7 +134,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_forward(const at::Tens
           ops::lower_batch_norm_inference(b, t[0], pick(t, idx[0]), pick(t, idx[1]), t[idx[2]], t[idx[3]], eps)};
     }).at(0);
     auto empty = at::empty({0}, input.options().dtype(stat));
-    return {out, empty, at::empty({0}, input.options().dtype(stat))};
+    return {in_layout_of(out, input), empty, at::empty({0}, input.options().dtype(stat))};
   }
 
   TORCH_CHECK(input.numel() > 0, "input tensor must have at least one element, but got input_sizes = ",
@@ -161,13 +162,14 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_forward(const at::Tens
   };
   if (!updates) {
     auto out = run_op(call, body);
-    return {out.at(0), out.at(1), out.at(2)};
+    return {in_layout_of(out.at(0), input), out.at(1), out.at(2)};
   }
   std::vector<at::Tensor> dsts;
   if (has_rm) dsts.push_back(*running_mean);
   if (has_rv) dsts.push_back(*running_var);
   auto out = run_op_into(call, body, dsts);
-  return {out.at(0), out.at(1), out.at(2)};
+  // The result takes the input's layout, as CPU's empty_like(input) does.
+  return {in_layout_of(out.at(0), input), out.at(1), out.at(2)};
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm(

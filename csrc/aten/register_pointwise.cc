@@ -12,6 +12,7 @@
 #include "aten/dtypes.h"
 #include "aten/elementwise_args.h"
 #include "aten/op_runner.h"
+#include "aten/result_layout.h"
 #include "ops/elementwise/pointwise.h"
 
 namespace torch_tpu::aten {
@@ -67,7 +68,7 @@ std::vector<int64_t> broadcast_shape(const std::vector<Arg>& args) {
 
 at::Tensor functional(const char* name, const std::vector<Arg>& args, c10::ScalarType dtype, Lower lower) {
   Call c = prepare(name, args, dtype);
-  return run_op(c.op, body_of(c, std::move(lower))).at(0);
+  return in_iterator_layout(run_op(c.op, body_of(c, std::move(lower))).at(0), c.op.tensors);
 }
 
 at::Tensor& into(const char* name, const std::vector<Arg>& args, c10::ScalarType dtype, Lower lower,

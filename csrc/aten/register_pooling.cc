@@ -19,6 +19,7 @@
 
 #include "aten/dtypes.h"
 #include "aten/op_runner.h"
+#include "aten/result_layout.h"
 #include "ops/nn/pooling.h"
 
 namespace torch_tpu::aten {
@@ -102,6 +103,12 @@ void check_dtype(const at::Tensor& t, const char* kernel, bool integers, bool lo
   to_element_type(s, kernel);
 }
 
+// A batched input's memory format carries over to the result (CPU's
+// pooling kernels allocate it so); an unbatched one's does not.
+at::Tensor pooled_layout(const at::Tensor& result, const at::Tensor& self, int64_t n) {
+  return self.dim() == n + 2 ? in_memory_format_of(result, self) : result;
+}
+
 // ---- max pooling -------------------------------------------------------------
 
 std::tuple<at::Tensor, at::Tensor> max_pool(int64_t n, const at::Tensor& self, at::IntArrayRef kernel_size,
@@ -117,7 +124,7 @@ std::tuple<at::Tensor, at::Tensor> max_pool(int64_t n, const at::Tensor& self, a
     auto [values, indices] = ops::lower_max_pool(b, t[0], w);
     return std::vector<hlo::Value>{values, indices};
   });
-  return {out.at(0), out.at(1)};
+  return {pooled_layout(out.at(0), self, n), pooled_layout(out.at(1), self, n)};
 }
 
 at::Tensor max_pool_backward(int64_t n, const at::Tensor& grad_output, const at::Tensor& self,
@@ -138,9 +145,9 @@ at::Tensor max_pool_backward(int64_t n, const at::Tensor& grad_output, const at:
   OpCall call{n == 2 ? "aten::max_pool2d_with_indices_backward" : "aten::max_pool3d_with_indices_backward",
               std::move(attributes), {grad_output, indices}, {}};
   const std::vector<int64_t> in = sizes_of(self);
-  return run_op(call, [in, n](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
+  return pooled_layout(run_op(call, [in, n](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
     return std::vector<hlo::Value>{ops::lower_max_pool_backward(b, t[0], t[1], in, n)};
-  }).at(0);
+  }).at(0), self, n);
 }
 
 std::tuple<at::Tensor, at::Tensor> max_pool2d_with_indices(const at::Tensor& self, at::IntArrayRef k,
@@ -182,9 +189,9 @@ at::Tensor avg_pool(int64_t n, const at::Tensor& self, at::IntArrayRef kernel_si
   check_dtype(self, n == 2 ? "avg_pool2d" : "avg_pool3d", true, /*long_only=*/true);
   OpCall call{n == 2 ? "aten::avg_pool2d" : "aten::avg_pool3d", avg_key(w, count_include_pad, divisor_override),
               {self}, {}};
-  return run_op(call, [=](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
+  return pooled_layout(run_op(call, [=](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
     return std::vector<hlo::Value>{ops::lower_avg_pool(b, t[0], w, count_include_pad, divisor_override)};
-  }).at(0);
+  }).at(0), self, n);
 }
 
 at::Tensor avg_pool_backward(int64_t n, const at::Tensor& grad_output, const at::Tensor& self,
@@ -200,10 +207,10 @@ at::Tensor avg_pool_backward(int64_t n, const at::Tensor& grad_output, const at:
   OpCall call{n == 2 ? "aten::avg_pool2d_backward" : "aten::avg_pool3d_backward", std::move(attributes),
               {grad_output}, {}};
   const std::vector<int64_t> in = sizes_of(self);
-  return run_op(call, [=](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
+  return pooled_layout(run_op(call, [=](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
     return std::vector<hlo::Value>{
         ops::lower_avg_pool_backward(b, t[0], in, w, count_include_pad, divisor_override)};
-  }).at(0);
+  }).at(0), self, n);
 }
 
 at::Tensor avg_pool2d(const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef p, bool ceil_mode,
@@ -265,9 +272,9 @@ at::Tensor adaptive_avg_pool(int64_t n, const at::Tensor& self, c10::SymIntArray
   std::string attributes;
   for (int64_t o : output) put(attributes, o);
   OpCall call{n == 2 ? "aten::_adaptive_avg_pool2d" : "aten::_adaptive_avg_pool3d", std::move(attributes), {self}, {}};
-  return run_op(call, [output](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
+  return pooled_layout(run_op(call, [output](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
     return std::vector<hlo::Value>{ops::lower_adaptive_avg_pool(b, t[0], output)};
-  }).at(0);
+  }).at(0), self, n);
 }
 
 at::Tensor adaptive_avg_pool_backward(int64_t n, const at::Tensor& grad_output, const at::Tensor& self) {
@@ -288,9 +295,9 @@ at::Tensor adaptive_avg_pool_backward(int64_t n, const at::Tensor& grad_output, 
   for (int64_t s : in) put(attributes, s);
   OpCall call{n == 2 ? "aten::_adaptive_avg_pool2d_backward" : "aten::_adaptive_avg_pool3d_backward",
               std::move(attributes), {grad_output}, {}};
-  return run_op(call, [in, n](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
+  return pooled_layout(run_op(call, [in, n](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
     return std::vector<hlo::Value>{ops::lower_adaptive_avg_pool_backward(b, t[0], in, n)};
-  }).at(0);
+  }).at(0), self, n);
 }
 
 std::tuple<at::Tensor, at::Tensor> adaptive_max_pool(int64_t n, const at::Tensor& self, at::IntArrayRef output_size) {
@@ -308,7 +315,7 @@ std::tuple<at::Tensor, at::Tensor> adaptive_max_pool(int64_t n, const at::Tensor
     auto [values, indices] = ops::lower_adaptive_max_pool(b, t[0], output);
     return std::vector<hlo::Value>{values, indices};
   });
-  return {out.at(0), out.at(1)};
+  return {pooled_layout(out.at(0), self, n), pooled_layout(out.at(1), self, n)};
 }
 
 at::Tensor adaptive_max_pool_backward(int64_t n, const at::Tensor& grad_output, const at::Tensor& self,
@@ -327,9 +334,9 @@ at::Tensor adaptive_max_pool_backward(int64_t n, const at::Tensor& grad_output, 
   for (int64_t s : in) put(attributes, s);
   OpCall call{n == 2 ? "aten::adaptive_max_pool2d_backward" : "aten::adaptive_max_pool3d_backward",
               std::move(attributes), {grad_output, indices}, {}};
-  return run_op(call, [in, n](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
+  return pooled_layout(run_op(call, [in, n](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
     return std::vector<hlo::Value>{ops::lower_max_pool_backward(b, t[0], t[1], in, n)};
-  }).at(0);
+  }).at(0), self, n);
 }
 
 at::Tensor adaptive_avg_pool2d(const at::Tensor& self, c10::SymIntArrayRef o) { return adaptive_avg_pool(2, self, o); }

@@ -33,6 +33,7 @@
 #include "aten/elementwise_args.h"
 #include "aten/generator.h"
 #include "aten/op_runner.h"
+#include "aten/result_layout.h"
 #include "ops/elementwise/incomplete_beta.h"
 #include "ops/elementwise/incomplete_gamma.h"
 #include "ops/random/distributions.h"
@@ -693,7 +694,7 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
     auto [out, mask] = ops::lower_dropout(b, t[0], s[0], s[1], s[2], s[3]);
     return std::vector<hlo::Value>{out, mask};
   });
-  return {outs[0], outs[1]};
+  return {in_layout_of(outs[0], input), in_layout_of(outs[1], input)};
 }
 
 at::Tensor native_dropout_backward(const at::Tensor& grad_in, const at::Tensor& mask, double scale) {
@@ -701,9 +702,13 @@ at::Tensor native_dropout_backward(const at::Tensor& grad_in, const at::Tensor& 
   const bool exact = c10::isFloatingType(grad_in.scalar_type()) || c10::isComplexType(grad_in.scalar_type());
   const at::Tensor grad = exact ? grad_in : grad_in.to(c10::typeMetaToScalarType(c10::get_default_dtype()));
   OpCall call{"aten::native_dropout_backward", "", {grad, mask}, {{ElementType::kF32, scale}}};
-  return run_op(call, [](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>& s) {
-    return std::vector<hlo::Value>{ops::lower_dropout_backward(b, t[0], t[1], s[0])};
-  }).at(0);
+  const at::Tensor result =
+      run_op(call, [](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>& s) {
+        return std::vector<hlo::Value>{ops::lower_dropout_backward(b, t[0], t[1], s[0])};
+      }).at(0);
+  // The memory format of the gradient, as the shape function gives it (CPU
+  // keeps any permuted layout; PyTorch's decomposition only channels_last).
+  return in_memory_format_of(result, grad);
 }
 
 }  // namespace

@@ -26,6 +26,7 @@
 #include "aten/dtypes.h"
 #include "aten/elementwise_args.h"
 #include "aten/op_runner.h"
+#include "aten/result_layout.h"
 #include "ops/linalg/cross.h"
 #include "ops/shape/pad.h"
 #include "ops/shape/reorder.h"
@@ -96,11 +97,13 @@ at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {
   }
   std::string key;
   put(key, flipped);
-  return run_op(OpCall{"aten::flip", std::move(key), {self}, {}},
-                one_result([flipped](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
-                  return ops::lower_flip(b, t[0], flipped);
-                }))
-      .at(0);
+  const at::Tensor flipped_values =
+      run_op(OpCall{"aten::flip", std::move(key), {self}, {}},
+             one_result([flipped](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
+               return ops::lower_flip(b, t[0], flipped);
+             }))
+          .at(0);
+  return in_layout_of(flipped_values, self);  // CPU's flip keeps the input's layout
 }
 
 at::Tensor roll(const at::Tensor& self, c10::SymIntArrayRef shifts_sym, at::IntArrayRef dims_in) {

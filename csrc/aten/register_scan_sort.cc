@@ -23,6 +23,7 @@
 #include "aten/dtypes.h"
 #include "aten/elementwise_args.h"
 #include "aten/op_runner.h"
+#include "aten/result_layout.h"
 #include "ops/reduction/scan.h"
 #include "ops/reduction/sort.h"
 
@@ -200,7 +201,8 @@ std::tuple<at::Tensor, at::Tensor> sort_stable(const at::Tensor& self, std::opti
     auto [v, i] = ops::lower_sort(b, x, d, descending);
     return std::vector<hlo::Value>{v, i};
   });
-  return {r.at(0), r.at(1)};
+  // Values and indices take the input's layout, as CPU's sort allocates them.
+  return {in_layout_of(r.at(0), self), in_layout_of(r.at(1), self)};
 }
 
 std::tuple<at::Tensor&, at::Tensor&> sort_stable_out(const at::Tensor& self, std::optional<bool> stable, int64_t dim,

@@ -21,6 +21,7 @@
 #include "aten/dtypes.h"
 #include "aten/elementwise_args.h"
 #include "aten/op_runner.h"
+#include "aten/result_layout.h"
 #include "ops/elementwise/unary.h"
 
 namespace torch_tpu::aten {
@@ -161,7 +162,8 @@ at::Tensor unary(UnaryOp op, const at::Tensor& self) {
   const UnarySpec s = spec(op);
   const ScalarType result = unary_result(op, s, self.scalar_type());
   const ScalarType compute = compute_dtype(s, self.scalar_type(), result);
-  return run_op(unary_call(op, s, self, compute), unary_body(op, to_element_type(compute))).at(0);
+  const OpCall call = unary_call(op, s, self, compute);
+  return in_iterator_layout(run_op(call, unary_body(op, to_element_type(compute))).at(0), call.tensors);
 }
 
 at::Tensor& unary_into(UnaryOp op, const at::Tensor& self, at::Tensor& out, bool inplace) {
@@ -226,7 +228,8 @@ LoweringBody round_decimals_body(int64_t decimals) {
 
 at::Tensor round_decimals(const at::Tensor& self, int64_t decimals) {
   round_decimals_result(self);
-  return run_op(round_decimals_call(self, decimals), round_decimals_body(decimals)).at(0);
+  const OpCall call = round_decimals_call(self, decimals);
+  return in_iterator_layout(run_op(call, round_decimals_body(decimals)).at(0), call.tensors);
 }
 
 at::Tensor& round_decimals_into(const at::Tensor& self, int64_t decimals, at::Tensor& out, bool inplace) {
@@ -276,7 +279,8 @@ std::vector<hlo::Value> nan_to_num_lowering(hlo::Builder& b, const std::vector<h
 at::Tensor nan_to_num(const at::Tensor& self, std::optional<double> nan, std::optional<double> posinf,
                       std::optional<double> neginf) {
   reject_complex(self.scalar_type(), "aten::nan_to_num");
-  return run_op(nan_to_num_call(self, nan, posinf, neginf), nan_to_num_lowering).at(0);
+  const OpCall call = nan_to_num_call(self, nan, posinf, neginf);
+  return in_iterator_layout(run_op(call, nan_to_num_lowering).at(0), call.tensors);
 }
 
 at::Tensor& nan_to_num_into(const at::Tensor& self, std::optional<double> nan, std::optional<double> posinf,
@@ -340,7 +344,7 @@ at::Tensor pow_tensor_tensor(const at::Tensor& self, const at::Tensor& exponent)
   check_pow_dtype(result);
   at::infer_size(self.sizes(), exponent.sizes());  // CPU's error for shapes that don't broadcast
   PowTensorCall p = pow_tensor_call(self, exponent, result);
-  return run_op(p.call, pow_tensor_body(p)).at(0);
+  return in_iterator_layout(run_op(p.call, pow_tensor_body(p)).at(0), p.call.tensors);
 }
 
 at::Tensor& pow_tensor_tensor_into(const at::Tensor& self, const at::Tensor& exponent, at::Tensor& out,
@@ -397,7 +401,7 @@ LoweringBody pow_scalar_body(const PowScalarCall& p) {
 
 at::Tensor pow_tensor_scalar(const at::Tensor& self, const c10::Scalar& exponent) {
   PowScalarCall p = pow_scalar_call(self, exponent);
-  return run_op(p.call, pow_scalar_body(p)).at(0);
+  return in_iterator_layout(run_op(p.call, pow_scalar_body(p)).at(0), p.call.tensors);
 }
 
 at::Tensor& pow_tensor_scalar_into(const at::Tensor& self, const c10::Scalar& exponent, at::Tensor& out,
@@ -432,7 +436,7 @@ ScalarType pow_base_result(const c10::Scalar& base, const at::Tensor& exponent) 
 
 at::Tensor pow_scalar_base(const c10::Scalar& base, const at::Tensor& exponent) {
   PowTensorCall p = pow_base_call(base, exponent, pow_base_result(base, exponent));
-  return run_op(p.call, pow_tensor_body(p)).at(0);
+  return in_iterator_layout(run_op(p.call, pow_tensor_body(p)).at(0), p.call.tensors);
 }
 
 at::Tensor& pow_scalar_base_out(const c10::Scalar& base, const at::Tensor& exponent, at::Tensor& out) {

@@ -17,6 +17,7 @@
 
 #include "aten/dtypes.h"
 #include "aten/op_runner.h"
+#include "aten/result_layout.h"
 #include "ops/nn/upsample.h"
 
 namespace torch_tpu::aten {
@@ -100,9 +101,11 @@ at::Tensor upsample(const at::Tensor& self, c10::SymIntArrayRef output_sym, Upsa
   std::string attributes = key_of(mode, align_corners, scales);
   for (int64_t o : output) put(attributes, o);
   OpCall call{op, std::move(attributes), {self}, {}};
-  return run_op(call, [=](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
-    return std::vector<hlo::Value>{ops::lower_upsample(b, t[0], mode, align_corners, output, scales)};
-  }).at(0);
+  return in_memory_format_of(
+      run_op(call, [=](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
+        return std::vector<hlo::Value>{ops::lower_upsample(b, t[0], mode, align_corners, output, scales)};
+      }).at(0),
+      self);
 }
 
 at::Tensor upsample_backward(const at::Tensor& grad_output, c10::SymIntArrayRef output_sym,
@@ -122,9 +125,11 @@ at::Tensor upsample_backward(const at::Tensor& grad_output, c10::SymIntArrayRef 
   std::string attributes = key_of(mode, align_corners, scales);
   for (int64_t s : input) put(attributes, s);
   OpCall call{op, std::move(attributes), {grad_output}, {}};
-  return run_op(call, [=](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
-    return std::vector<hlo::Value>{ops::lower_upsample_backward(b, t[0], input, mode, align_corners, scales)};
-  }).at(0);
+  return in_memory_format_of(
+      run_op(call, [=](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
+        return std::vector<hlo::Value>{ops::lower_upsample_backward(b, t[0], input, mode, align_corners, scales)};
+      }).at(0),
+      grad_output);
 }
 
 using OptD = std::optional<double>;

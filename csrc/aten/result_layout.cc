@@ -1,7 +1,9 @@
 #include "aten/result_layout.h"
 
+#include <ATen/TensorIterator.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/empty_strided.h>
+#include <c10/core/MemoryFormat.h>
 #include <c10/util/strides.h>
 
 #include <algorithm>
@@ -44,6 +46,40 @@ at::Tensor in_layout_of(const at::Tensor& t, const at::Tensor& like) {
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     strides[*it] = stride;
     stride *= t.size(*it);
+  }
+  return with_strides(t, strides);
+}
+
+at::Tensor in_memory_format_of(const at::Tensor& t, const at::Tensor& like) {
+  if (t.dim() != like.dim()) return t;
+  switch (like.suggest_memory_format()) {
+    case c10::MemoryFormat::ChannelsLast: return with_strides(t, c10::get_channels_last_strides_2d(t.sizes()));
+    case c10::MemoryFormat::ChannelsLast3d: return with_strides(t, c10::get_channels_last_strides_3d(t.sizes()));
+    default: return t;
+  }
+}
+
+at::Tensor in_iterator_layout(const at::Tensor& t, const std::vector<TensorArg>& inputs) {
+  if (t.dim() < 2 || t.numel() < 2) return t;
+  bool contiguous = true;
+  for (const TensorArg& input : inputs) contiguous = contiguous && input->is_contiguous();
+  if (contiguous) return t;
+  // TensorIterator itself decides, over meta stand-ins of the inputs.
+  at::TensorIteratorConfig config;
+  config.check_all_same_dtype(false).set_check_mem_overlap(false).declare_static_dtype_and_device(
+      t.scalar_type(), c10::Device(c10::kMeta));
+  config.add_owned_output(at::Tensor());
+  for (const TensorArg& input : inputs) {
+    config.add_owned_const_input(
+        at::empty_strided(input->sizes(), input->strides(), input->options().device(c10::kMeta)));
+  }
+  std::vector<int64_t> strides;
+  try {
+    const at::TensorIterator iter = config.build();
+    if (iter.output(0).sizes() != t.sizes()) return t;  // not an elementwise result
+    strides = iter.output(0).strides().vec();
+  } catch (const c10::Error&) {
+    return t;  // operands that do not broadcast together (an op's extra inputs): no layout to follow
   }
   return with_strides(t, strides);
 }

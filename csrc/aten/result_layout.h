@@ -16,6 +16,8 @@
 
 #include <vector>
 
+#include "aten/op_runner.h"
+
 namespace torch_tpu::aten {
 
 // `t`'s values with exactly `strides` (a dense layout of t's shape).
@@ -29,5 +31,18 @@ at::Tensor column_major(const at::Tensor& t);
 // like's dims ordered by stride, outermost first (attention's
 // alloc_with_matching_layout).
 at::Tensor in_layout_of(const at::Tensor& t, const at::Tensor& like);
+
+// `t` in the memory format `like` suggests (channels_last for an NHWC 4-D
+// tensor, channels_last_3d for a 5-D one), as CPU's pooling and
+// resampling kernels and their shape functions allocate results; `t`
+// itself for a contiguous `like`.
+at::Tensor in_memory_format_of(const at::Tensor& t, const at::Tensor& like);
+
+// An elementwise op's result (computed row-major) in the layout
+// TensorIterator gives it on CPU, CUDA and meta: its dims ordered as the
+// inputs' strides order them, so x.t() + 1 is transposed and a
+// channels_last input keeps a channels_last result. `t` itself, at no
+// cost, when every input is contiguous.
+at::Tensor in_iterator_layout(const at::Tensor& t, const std::vector<TensorArg>& inputs);
 
 }  // namespace torch_tpu::aten
