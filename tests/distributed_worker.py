@@ -299,6 +299,30 @@ def scenario_collectives() -> None:
     dist.all_reduce(t)
     check(t, reduce_all(dist.ReduceOp.SUM, (3,), torch.float32), "all_reduce of a CPU tensor")
 
+    # 8-bit floats move as their bits (FSDP2's float8 all-gather); they
+    # are not reduced, as with NCCL.
+    for dtype in (torch.float8_e4m3fn, torch.float8_e5m2):
+        mine = (rank_tensor(RANK, (2, 4), torch.float32) / 3).to(dtype)
+        gathered = torch.empty(WORLD * 2, 4, dtype=dtype, device=dev)
+        dist.all_gather_into_tensor(gathered, mine.to(dev))
+        want = torch.cat([(rank_tensor(r, (2, 4), torch.float32) / 3).to(dtype) for r in range(WORLD)])
+        check(gathered.cpu().view(torch.uint8), want.view(torch.uint8), f"all_gather_into_tensor {dtype}")
+        parts = [torch.empty(2, 4, dtype=dtype, device=dev) for _ in range(WORLD)]
+        dist.all_gather(parts, mine.to(dev))
+        check(torch.cat(parts).cpu().view(torch.uint8), want.view(torch.uint8), f"all_gather {dtype}")
+        t = mine.to(dev)
+        dist.broadcast(t, src=1)
+        check(t.cpu().view(torch.uint8), want[2:4].view(torch.uint8), f"broadcast {dtype}")
+        out = torch.empty(WORLD * 2, 4, dtype=dtype, device=dev)
+        dist.all_to_all_single(out, torch.cat([mine] * WORLD).to(dev))
+        check(out.cpu().view(torch.uint8), want.view(torch.uint8), f"all_to_all_single {dtype}")
+        try:
+            dist.all_reduce(mine.to(dev))
+        except TypeError as e:
+            assert "cannot be reduced" in str(e), e
+        else:
+            raise AssertionError(f"all_reduce of {dtype} did not raise")
+
     # Coalesced forms, of tpu and of CPU tensors (the CPU ones run on gloo
     # asynchronously: the call must still return their results).
     for dev_ in ("tpu", "cpu"):

@@ -53,6 +53,26 @@ at::Tensor host_copy(const at::Tensor& t) {
       .contiguous();
 }
 
+// What gloo moves: 8-bit floats as their bytes (gloo has no 8-bit float
+// type; moving bits needs none). A view, so results land in `host`.
+at::Tensor wire(const at::Tensor& host) {
+  return c10::isFloat8Type(host.scalar_type()) ? host.view(at::kByte) : host;
+}
+
+TensorList wire(const TensorList& hosts) {
+  TensorList out;
+  out.reserve(hosts.size());
+  for (const auto& t : hosts) out.push_back(wire(t));
+  return out;
+}
+
+std::vector<TensorList> wire(const std::vector<TensorList>& lists) {
+  std::vector<TensorList> out;
+  out.reserve(lists.size());
+  for (const auto& list : lists) out.push_back(wire(list));
+  return out;
+}
+
 TensorList host_values(const TensorList& tensors) {
   TensorList hosts;
   hosts.reserve(tensors.size());
@@ -190,6 +210,8 @@ void ProcessGroupTPU::reduce_on_host(TensorList& hosts, const ReduceOp& op,
   // averaged there too: an int16 sum must not wrap before its division.
   TensorList reduced = hosts;
   for (auto& r : reduced) {
+    TORCH_CHECK_TYPE(!c10::isFloat8Type(r.scalar_type()), "tpu backend: ", caller, ": ", r.scalar_type(),
+                     " tensors cannot be reduced (as with NCCL); reduce them in a wider type");
     if (average) {
       TORCH_CHECK_TYPE(r.scalar_type() != at::kBool && r.scalar_type() != at::kUInt64, "tpu backend: ", caller,
                        ": ReduceOp.AVG is not defined for ", r.scalar_type(), " tensors");
@@ -235,7 +257,8 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::broadcast(
   if (!any_on_tpu(tensors)) return host_->broadcast(tensors, opts);
   const bool root = getRank() == opts.rootRank;
   TensorList hosts = root ? host_values(tensors) : host_empty(tensors);
-  host_->broadcast(hosts, opts)->wait();
+  TensorList wired = wire(hosts);
+  host_->broadcast(wired, opts)->wait();
   if (!root) copy_back(tensors, hosts);
   return done(tensors, OpType::BROADCAST);
 }
@@ -298,15 +321,17 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::allgather(
                       slots[getRank()].sizes(), " does not match its input ", inputs[0].sizes());
     check_same_dtype("all_gather", inputs[0], outputs[0][getRank()]);
     for (int root = 0; root < getSize(); ++root) {
-      TensorList slot{root == getRank() ? host_inputs[0] : slots[root]};
+      if (root == getRank()) slots[root] = host_inputs[0];
+      TensorList slot{wire(slots[root])};
       c10d::BroadcastOptions broadcast_opts;
       broadcast_opts.rootRank = root;
       broadcast_opts.timeout = opts.timeout;
       host_->broadcast(slot, broadcast_opts)->wait();
-      slots[root] = slot[0];
     }
   } else {
-    host_->allgather(host_outputs, host_inputs, opts)->wait();
+    std::vector<TensorList> wired_outputs = wire(host_outputs);
+    TensorList wired_inputs = wire(host_inputs);
+    host_->allgather(wired_outputs, wired_inputs, opts)->wait();
   }
   return done(copy_back(outputs, host_outputs), OpType::ALLGATHER);
 }
@@ -325,7 +350,9 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::_allgather_base(
       host_output.view({getSize(), input.numel()}).unbind(0)};
   for (auto& piece : host_outputs[0]) piece = piece.view(input.sizes());
   TensorList host_inputs{host_values(input)};
-  host_->allgather(host_outputs, host_inputs, opts)->wait();
+  std::vector<TensorList> wired_outputs = wire(host_outputs);
+  TensorList wired_inputs = wire(host_inputs);
+  host_->allgather(wired_outputs, wired_inputs, opts)->wait();
   copy_back(output, host_output.view(output.sizes()));
   return done({output}, OpType::_ALLGATHER_BASE);
 }
@@ -368,7 +395,9 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::gather(
   }
   TensorList host_inputs = host_values(inputs);
   std::vector<TensorList> host_outputs = host_empty(outputs);
-  host_->gather(host_outputs, host_inputs, opts)->wait();
+  std::vector<TensorList> wired_outputs = wire(host_outputs);
+  TensorList wired_inputs = wire(host_inputs);
+  host_->gather(wired_outputs, wired_inputs, opts)->wait();
   return done(copy_back(outputs, host_outputs), OpType::GATHER);
 }
 
@@ -381,7 +410,9 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::scatter(
   std::vector<TensorList> host_inputs;
   for (const auto& list : inputs) host_inputs.push_back(host_values(list));
   TensorList host_outputs = host_empty(outputs);
-  host_->scatter(host_outputs, host_inputs, opts)->wait();
+  TensorList wired_outputs = wire(host_outputs);
+  std::vector<TensorList> wired_inputs = wire(host_inputs);
+  host_->scatter(wired_outputs, wired_inputs, opts)->wait();
   copy_back(outputs, host_outputs);
   return done(outputs, OpType::SCATTER);
 }
@@ -468,7 +499,8 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::alltoall_base(
   }
   at::Tensor host_input = host_values(input);
   at::Tensor host_output = host_empty(output);
-  host_->alltoall_base(host_output, host_input, output_split_sizes,
+  at::Tensor wired_output = wire(host_output), wired_input = wire(host_input);
+  host_->alltoall_base(wired_output, wired_input, output_split_sizes,
                        input_split_sizes, opts)
       ->wait();
   copy_back(output, host_output);
@@ -502,7 +534,8 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::alltoall(
       {std::accumulate(output_splits.begin(), output_splits.end(),
                        int64_t{0})},
       inputs[0].options().device(at::kCPU));
-  host_->alltoall_base(host_output, host_input, output_splits, input_splits,
+  at::Tensor wired_output = wire(host_output), wired_input = wire(host_input);
+  host_->alltoall_base(wired_output, wired_input, output_splits, input_splits,
                        opts)
       ->wait();
   int64_t offset = 0;
@@ -519,7 +552,8 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::send(TensorList& tensors,
                                                int dst_rank, int tag) {
   if (!any_on_tpu(tensors)) return host_->send(tensors, dst_rank, tag);
   TensorList hosts = host_values(tensors);
-  auto host_work = host_->send(hosts, dst_rank, tag);
+  TensorList wired = wire(hosts);
+  auto host_work = host_->send(wired, dst_rank, tag);
   return c10::make_intrusive<PendingWork>(std::move(host_work), tensors,
                                           [hosts] {}, OpType::SEND);
 }
@@ -528,7 +562,8 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::recv(TensorList& tensors,
                                                int src_rank, int tag) {
   if (!any_on_tpu(tensors)) return host_->recv(tensors, src_rank, tag);
   TensorList hosts = host_empty(tensors);
-  auto host_work = host_->recv(hosts, src_rank, tag);
+  TensorList wired = wire(hosts);
+  auto host_work = host_->recv(wired, src_rank, tag);
   return c10::make_intrusive<PendingWork>(
       std::move(host_work), tensors,
       [targets = tensors, hosts]() mutable { copy_back(targets, hosts); },
@@ -539,7 +574,8 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::recvAnysource(TensorList& tensors,
                                                         int tag) {
   if (!any_on_tpu(tensors)) return host_->recvAnysource(tensors, tag);
   TensorList hosts = host_empty(tensors);
-  auto host_work = host_->recvAnysource(hosts, tag);
+  TensorList wired = wire(hosts);
+  auto host_work = host_->recvAnysource(wired, tag);
   return c10::make_intrusive<PendingWork>(
       std::move(host_work), tensors,
       [targets = tensors, hosts]() mutable { copy_back(targets, hosts); },
