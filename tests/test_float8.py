@@ -378,3 +378,43 @@ def test_debug_eager_checks_float8_ops():
         assert bool(torch.isfinite(losses).all())
         with pytest.raises(RuntimeError, match="aten.log.default produced NaN or Inf"):
             (x.to(torch.float8_e4m3fn).float() - 10).log()
+
+
+@pytest.mark.parametrize("dtype", F8, ids=IDS)
+def test_multiply_saturates_like_cpu(dtype):
+    x = torch.tensor([288.0, 2.0, -300.0, 0.5, 1e-3]).to(dtype)
+    y = torch.tensor([2.0, 2.0, 2.0, -3.0, 7.0]).to(dtype)
+    assert_same_float8((x.to("tpu") * y.to("tpu")), x * y)
+
+
+@pytest.mark.parametrize("dtype", F8, ids=IDS)
+def test_python_numbers_meet_float8_as_cpu_casts_them(dtype):
+    x = f8_sample(dtype, 3, 4)
+    mask = torch.rand(3, 4, generator=torch.Generator().manual_seed(1)) > 0.5
+    for value in [-math.inf, 1e6, 0.3]:
+        assert_same_float8(torch.where(mask.to("tpu"), x.to("tpu"), value), torch.where(mask, x, value))
+
+
+@pytest.mark.parametrize("dtype", F8, ids=IDS)
+def test_max_and_min_over_types_without_infinity(dtype):
+    x = f8_sample(dtype, 4, 6)
+    t = x.to("tpu")
+    assert_same_float8(t.amax(1), x.float().amax(1).to(dtype))
+    assert_same_float8(t.amin(), x.float().amin().to(dtype))
+    assert torch.equal(t.argmax(1).cpu(), x.float().argmax(1))
+    assert_same_float8(torch.nn.functional.max_pool1d(t[None], 2)[0], torch.nn.functional.max_pool1d(x.float()[None], 2)[0].to(dtype))
+
+
+@pytest.mark.parametrize("dtype", F8, ids=IDS)
+def test_double_sources_round_through_float_as_c10_does(dtype):
+    x = torch.tensor([1.0625 + 2**-40, -1.0625 - 2**-40, 0.3, 3.0 + 2**-30], dtype=torch.float64)
+    assert_same_float8(x.to("tpu").to(dtype), x.to(dtype))
+
+
+def test_an_overflowing_python_float_wrapped_for_an_op_casts_like_cpu():
+    # CPU wraps it without fill_'s overflow check: inf in f16; integers keep the check.
+    mask = torch.tensor([True, False])
+    x = torch.zeros(2, dtype=torch.float16)
+    assert torch.equal(torch.where(mask.to("tpu"), x.to("tpu"), 1e6).cpu(), torch.where(mask, x, 1e6))
+    with pytest.raises(RuntimeError, match="without overflow"):
+        torch.where(mask.to("tpu"), torch.zeros(2, dtype=torch.int8, device="tpu"), 1000)

@@ -172,6 +172,31 @@ def test_pooling_and_resampling_gradients_stay_channels_last():
     torch.testing.assert_close(got.cpu(), want, rtol=1e-5, atol=1e-5)
 
 
+def test_3d_pools_and_resampling_gradients_follow_cpu():
+    """Of the 3-D pools only max pooling keeps channels_last_3d; bicubic and
+    3-D nearest gradients are contiguous: as on CPU and in the shape
+    functions."""
+    x5 = torch.randn(2, 3, 4, 6, 6).contiguous(memory_format=torch.channels_last_3d)
+    x4 = channels_last(2, 3, 6, 8)
+    cases = [
+        (x5, lambda x: F.max_pool3d(x, 2)), (x5, lambda x: F.avg_pool3d(x, 2)),
+        (x5, lambda x: F.adaptive_avg_pool3d(x, 2)), (x5, lambda x: F.adaptive_max_pool3d(x, 2)),
+        (x5, lambda x: F.interpolate(x, scale_factor=2)), (x5, lambda x: F.interpolate(x, scale_factor=2, mode="trilinear")),
+        (x4, lambda x: F.interpolate(x, scale_factor=2, mode="bicubic")),
+        (x4, lambda x: F.interpolate(x, scale_factor=2, mode="nearest-exact")),
+    ]
+    for x, fn in cases:
+        def value_and_grad(x):
+            x = x.detach().requires_grad_()
+            y = fn(x)
+            return y, torch.autograd.grad(y.square().sum(), x)[0]
+
+        got, want = value_and_grad(to_tpu(x)), value_and_grad(x)
+        for g, w in zip(got, want):
+            assert g.stride() == w.stride()
+            torch.testing.assert_close(g.cpu(), w, rtol=1e-4, atol=1e-4)
+
+
 def test_dropout_result_and_mask_take_the_input_layout():
     x = transposed(6, 5)
     out, mask = torch.ops.aten.native_dropout(to_tpu(x), 0.4, True)

@@ -2,6 +2,10 @@
 
 #include <ATen/native/Resize.h>
 #include <c10/util/Exception.h>
+#include <c10/util/Float8_e4m3fn.h>
+#include <c10/util/Float8_e4m3fnuz.h>
+#include <c10/util/Float8_e5m2.h>
+#include <c10/util/Float8_e5m2fnuz.h>
 
 #include <cmath>
 #include <type_traits>
@@ -58,6 +62,11 @@ int64_t scalar_as_int(const c10::Scalar& s) {
 
 }  // namespace
 
+template <typename Float8>
+double as_float8(const c10::Scalar& s) {
+  return static_cast<double>(static_cast<float>(Float8(static_cast<float>(s.toDouble()))));
+}
+
 c10::Scalar cast_scalar(const c10::Scalar& s, c10::ScalarType t) {
   using c10::ScalarType;
   switch (t) {
@@ -74,6 +83,11 @@ c10::Scalar cast_scalar(const c10::Scalar& s, c10::ScalarType t) {
       return static_cast<double>(static_cast<float>(c10::BFloat16(static_cast<float>(s.toDouble()))));
     case ScalarType::Float: return static_cast<double>(static_cast<float>(s.toDouble()));
     case ScalarType::Double: return s.toDouble();
+    // Through float, as c10 casts to 8-bit floats (e4m3fn saturates).
+    case ScalarType::Float8_e4m3fn: return as_float8<c10::Float8_e4m3fn>(s);
+    case ScalarType::Float8_e5m2: return as_float8<c10::Float8_e5m2>(s);
+    case ScalarType::Float8_e4m3fnuz: return as_float8<c10::Float8_e4m3fnuz>(s);
+    case ScalarType::Float8_e5m2fnuz: return as_float8<c10::Float8_e5m2fnuz>(s);
     default: return s;
   }
 }

@@ -110,12 +110,16 @@ LoweringBody body(Binary op, const Prepared& p) {
     const hlo::Value& y = other.pick(tensors, scalars);
     std::optional<hlo::Value> alpha;
     if (has_alpha) alpha = scalars.back();
+    // 8-bit floats compute in f32 and round once, saturating as CPU's
+    // e4m3fn multiply does (XLA's own narrowing would make NaN of overflow).
+    const ElementType compute = is_float8(out) ? ElementType::kF32 : out;
+    auto narrowed = [&](const hlo::Value& r) { return std::vector<hlo::Value>{ops::convert_to(b, r, out)}; };
     switch (op) {
-      case Binary::kAdd: return std::vector<hlo::Value>{ops::lower_add(b, x, y, alpha, out)};
-      case Binary::kSub: return std::vector<hlo::Value>{ops::lower_sub(b, x, y, alpha, out)};
-      case Binary::kMul: return std::vector<hlo::Value>{ops::lower_mul(b, x, y, out)};
+      case Binary::kAdd: return narrowed(ops::lower_add(b, x, y, alpha, compute));
+      case Binary::kSub: return narrowed(ops::lower_sub(b, x, y, alpha, compute));
+      case Binary::kMul: return narrowed(ops::lower_mul(b, x, y, compute));
       case Binary::kDiv: {
-        std::vector<hlo::Value> results{ops::lower_div(b, x, y, out, mode)};
+        std::vector<hlo::Value> results = narrowed(ops::lower_div(b, x, y, compute, mode));
         if (flag) {
           // only divisors that meet a dividend count (an empty result divides nothing)
           hlo::Value divisor = ops::broadcast_to(b, ops::convert_to(b, y, out), results[0].dims());

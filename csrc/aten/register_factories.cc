@@ -4,9 +4,11 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/native/RangeUtils.h>
 #include <ATen/native/Resize.h>
+#include <ATen/ops/empty.h>
 #include <torch/library.h>
 
 #include "aten/dtypes.h"
+#include "aten/elementwise_args.h"
 #include "aten/op_runner.h"
 #include "ops/factory/ranges.h"
 
@@ -69,6 +71,19 @@ at::Tensor& eye_m_out(int64_t n, int64_t m, at::Tensor& out) {
 
 at::Tensor& eye_out(int64_t n, at::Tensor& out) { return eye_m_out(n, n, out); }
 
+// A Python number wrapped for an op (torch.where(mask, x, -inf) makes one of
+// x's dtype). CPU casts a float into a floating dtype without the overflow
+// check fill_ makes (1e6 becomes inf in f16, 448 in float8_e4m3fn);
+// integers keep the check.
+at::Tensor scalar_tensor(const c10::Scalar& s, std::optional<c10::ScalarType> dtype,
+                         std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                         std::optional<bool> pin_memory) {
+  const c10::ScalarType type = dtype.value_or(c10::typeMetaToScalarType(c10::get_default_dtype()));
+  at::Tensor t = at::empty({}, at::TensorOptions().dtype(type).layout(layout).device(device));
+  const bool cast = c10::isFloatingType(type) && (s.isFloatingPoint() || s.isIntegral(false));
+  return t.fill_(cast ? cast_scalar(s, type) : s);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -76,6 +91,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("eye.out", eye_out);
   m.impl("eye.m_out", eye_m_out);
   m.impl("arange.start_out", arange_out);
+  m.impl("scalar_tensor", scalar_tensor);
 }
 
 }  // namespace torch_tpu::aten

@@ -168,7 +168,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_forward(const at::Tens
   if (has_rm) dsts.push_back(*running_mean);
   if (has_rv) dsts.push_back(*running_var);
   auto out = run_op_into(call, body, dsts);
-  // The result takes the input's layout, as CPU's empty_like(input) does.
+  // The result takes the input's layout, as the shape function gives it.
   return {in_layout_of(out.at(0), input), out.at(1), out.at(2)};
 }
 

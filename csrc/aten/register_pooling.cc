@@ -103,10 +103,12 @@ void check_dtype(const at::Tensor& t, const char* kernel, bool integers, bool lo
   to_element_type(s, kernel);
 }
 
-// A batched input's memory format carries over to the result (CPU's
-// pooling kernels allocate it so); an unbatched one's does not.
-at::Tensor pooled_layout(const at::Tensor& result, const at::Tensor& self, int64_t n) {
-  return self.dim() == n + 2 ? in_memory_format_of(result, self) : result;
+// A batched input's memory format carries over to the result, as CPU's
+// kernels and the shape functions allocate it: for every 2-D pool, and of
+// the 3-D ones for max pooling only (`keeps_3d`); an unbatched input's
+// never does.
+at::Tensor pooled_layout(const at::Tensor& result, const at::Tensor& self, int64_t n, bool keeps_3d = false) {
+  return self.dim() == n + 2 && (n == 2 || keeps_3d) ? in_memory_format_of(result, self) : result;
 }
 
 // ---- max pooling -------------------------------------------------------------
@@ -124,7 +126,7 @@ std::tuple<at::Tensor, at::Tensor> max_pool(int64_t n, const at::Tensor& self, a
     auto [values, indices] = ops::lower_max_pool(b, t[0], w);
     return std::vector<hlo::Value>{values, indices};
   });
-  return {pooled_layout(out.at(0), self, n), pooled_layout(out.at(1), self, n)};
+  return {pooled_layout(out.at(0), self, n, true), pooled_layout(out.at(1), self, n, true)};
 }
 
 at::Tensor max_pool_backward(int64_t n, const at::Tensor& grad_output, const at::Tensor& self,
@@ -147,7 +149,7 @@ at::Tensor max_pool_backward(int64_t n, const at::Tensor& grad_output, const at:
   const std::vector<int64_t> in = sizes_of(self);
   return pooled_layout(run_op(call, [in, n](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
     return std::vector<hlo::Value>{ops::lower_max_pool_backward(b, t[0], t[1], in, n)};
-  }).at(0), self, n);
+  }).at(0), self, n, true);
 }
 
 std::tuple<at::Tensor, at::Tensor> max_pool2d_with_indices(const at::Tensor& self, at::IntArrayRef k,

@@ -125,11 +125,17 @@ at::Tensor upsample_backward(const at::Tensor& grad_output, c10::SymIntArrayRef 
   std::string attributes = key_of(mode, align_corners, scales);
   for (int64_t s : input) put(attributes, s);
   OpCall call{op, std::move(attributes), {grad_output}, {}};
-  return in_memory_format_of(
+  const at::Tensor grad_input =
       run_op(call, [=](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
         return std::vector<hlo::Value>{ops::lower_upsample_backward(b, t[0], input, mode, align_corners, scales)};
-      }).at(0),
-      grad_output);
+      }).at(0);
+  // CPU's bicubic and 3-D nearest backward kernels (and their shape
+  // functions) return contiguous gradients; the others keep grad_output's
+  // memory format.
+  const bool nearest = mode == UpsampleMode::kNearest || mode == UpsampleMode::kNearestExact;
+  const bool cubic = mode == UpsampleMode::kCubic || mode == UpsampleMode::kCubicAntialias;
+  if (cubic || (nearest && n == 3)) return grad_input;
+  return in_memory_format_of(grad_input, grad_output);
 }
 
 using OptD = std::optional<double>;

@@ -83,15 +83,18 @@ double float8_magnitude(uint32_t bits, const Float8Format& f) {
   return std::ldexp((1u << f.mant_bits) + fraction, static_cast<int>(exponent) - bias - f.mant_bits);
 }
 
-// Rounds v to nearest-even in a format without infinity. Overflow follows
-// PyTorch's casts: "fn" saturates at its largest finite value (infinity
-// too), "fnuz" becomes NaN.
+// Rounds v to nearest-even in a format without infinity. Finite overflow
+// follows PyTorch's casts: "fn" saturates at its largest finite value,
+// "fnuz" becomes NaN. An infinity becomes the largest finite value in both:
+// lowerings use +-inf constants as the identities of max and min, which
+// that value is in a type without infinity.
 uint64_t encode_float8_no_inf(double v, ElementType t) {
   const Float8Format f = float8_format(t);
   const uint32_t nan = f.fnuz ? 0x80 : 0x7F;
   if (std::isnan(v)) return nan;
   const uint32_t sign = std::signbit(v) ? 0x80 : 0;
   const uint32_t max_bits = f.fnuz ? 0x7F : 0x7E;
+  if (std::isinf(v)) return sign | max_bits;
   const double a = std::fabs(v);
   const double max = float8_magnitude(max_bits, f);
   const double half_ulp_above = (max - float8_magnitude(max_bits - 1, f)) / 2;

@@ -47,6 +47,10 @@ hlo::Value convert_to(hlo::Builder& b, const hlo::Value& x, ElementType type) {
     // alike; XLA's direct convert would saturate it to 0.
     return b.convert(b.convert(x, ElementType::kS64), type);
   }
+  if (is_float8(type) && x.dtype() == ElementType::kF64) {
+    // c10 casts double to an 8-bit float through float (two roundings).
+    return convert_to(b, b.convert(x, ElementType::kF32), type);
+  }
   if (type == ElementType::kF8E4M3FN && x.dtype() != ElementType::kPred) {
     // PyTorch saturates casts to float8_e4m3fn (infinity too) at +-448;
     // XLA's convert makes NaN of them. c10 casts integers through float;
