@@ -26,7 +26,7 @@ bool is_float8_dtype(c10::ScalarType t) {
 }
 
 void check_scales(const at::Tensor& self, const at::Tensor& mat2, const at::Tensor& scale_a,
-                     const at::Tensor& scale_b) {
+                  const at::Tensor& scale_b) {
   for (const at::Tensor* s : {&scale_a, &scale_b}) {
     TORCH_CHECK_VALUE(s->scalar_type() == c10::ScalarType::Float, kOp,
                       ": scales must be float32 tensors, got ", s->scalar_type());
