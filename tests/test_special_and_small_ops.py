@@ -71,6 +71,41 @@ def test_erfcx_log_ndtr_ndtri():
     assert_same(torch.special.ndtri, p.half())  # NotImplementedError on both
 
 
+def test_ndtri_deep_tails():
+    # 2p - 1 rounds to -1 below p ~ 3e-8 in f32 (and 1e-17 in f64): the
+    # erfinv start alone gave -inf there.
+    for dtype, smallest in ((torch.float32, -37), (torch.float64, -300)):
+        p = torch.logspace(smallest, -0.31, 400, dtype=dtype)
+        p = torch.cat([p, 1 - p[p > 1e-7]])
+        assert_same(torch.special.ndtri, p, rtol=2e-6 if dtype == torch.float32 else 1e-13, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
+def test_erf_reaches_one_and_gelu_vanishes(dtype):
+    # XLA's f32 erf levels off at 1 - 3 ulps; 1 + erf(x) then left
+    # gelu(-1e6) = -0.09 and ndtr(-1e8) = 9e-8 instead of zeros.
+    x = torch.tensor([-1e8 if dtype != torch.float16 else -6e4, -1e6 if dtype != torch.float16 else -1e4, -1e3, -10.0, -4.0, -3.84, -3.83, 3.83, 3.84, 4.0, 10.0, 1e6, math.inf, -math.inf])
+    x = torch.cat([x, torch.linspace(-6, 6, 241)]).to(dtype)
+    assert_same(torch.erf, x, rtol=0, atol=2.5e-7 if dtype == torch.float32 else 1e-3)
+    erf_tpu = torch.erf(x.to(TPU)).cpu()
+    assert torch.equal(erf_tpu[x.abs() >= 3.84].abs(), torch.ones_like(x[x.abs() >= 3.84]))
+    # CPU's vectorized gelu gives NaN at +inf (and so at f16's overflowed
+    # -1e8); the device gives inf, as the formula does.
+    x = x[x.isfinite()]
+    gelu_tpu = F.gelu(x.to(TPU)).cpu()
+    assert torch.equal(gelu_tpu[:4], F.gelu(x[:4]))  # exact zeros, as CPU
+    assert_same(F.gelu, x, **(TOL if dtype == torch.float32 else {}))
+    assert_grad(F.gelu, x.float(), rtol=1e-4, atol=1e-6)
+    assert_same(torch.special.ndtr, x.float(), rtol=1e-5, atol=1e-7)
+
+
+def test_sign_of_negative_zero_and_nan_is_positive_zero():
+    x = torch.tensor([-0.0, 0.0, math.nan, -math.nan, 2.5, -3.0, math.inf, -math.inf])
+    for fn in (torch.sign, torch.sgn):
+        got = fn(x.to(TPU)).cpu()
+        assert torch.equal(got, fn(x)) and not torch.signbit(got[:4]).any()
+
+
 def test_spherical_j0_and_modified_bessel():
     x = torch.cat([rand((40,), -20, 20), torch.tensor([0.0, 0.3, -0.49, math.inf, math.nan])])
     assert_same(torch.special.spherical_bessel_j0, x, **TOL)

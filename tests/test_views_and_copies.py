@@ -79,6 +79,30 @@ def test_overlapping_destination_is_an_error():
         x.add_(1)
 
 
+@pytest.mark.parametrize("value", [0, 7.5, "tensor"])
+def test_fill_of_an_expanded_tensor_writes_its_memory_once(value):
+    # CPU lets a fill write overlapping memory: every element gets one value.
+    def fill(x):
+        x = x.clone()
+        view = x.expand(2, 3, 4).transpose(0, 1)
+        if value == "tensor":
+            view.fill_(torch.tensor(-2.0, device=x.device))
+        elif value == 0:
+            view.zero_()
+        else:
+            view.fill_(value)
+        return x
+    assert_same(fill, torch.arange(4.0))
+
+
+def test_is_set_to_compares_storage_and_geometry():
+    a = torch.arange(6.0, device="tpu")
+    b = torch.empty(0, device="tpu").set_(a.untyped_storage())
+    assert b.is_set_to(a) and a.is_set_to(b)
+    assert not a[1:].is_set_to(a) and not a.view(2, 3).is_set_to(a)
+    assert not torch.arange(6.0, device="tpu").is_set_to(a)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int64,
                                    torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool,
                                    torch.complex64], ids=str)
@@ -211,6 +235,27 @@ def test_lazy_conjugate_and_negative_views_copy_like_cpu():
     out = torch.empty(5, dtype=torch.complex64, device="tpu")
     out.copy_(t.conj())
     torch.testing.assert_close(out.cpu(), x.conj())
+
+
+@pytest.mark.parametrize("write", ["add_", "setitem", "copy_", "imag_fill", "mul_conj", "neg_view"])
+def test_writes_into_lazily_conjugated_and_negated_views(write):
+    # The storage under a conj / neg view takes conj(v) / -v.
+    def run(x):
+        x = x.clone()
+        if write == "add_":
+            x.conj().add_(1)
+        elif write == "setitem":
+            x.conj()[1] = 9 + 9j
+        elif write == "copy_":
+            x.conj().copy_(torch.tensor([3 + 3j, 4 + 4j, 5 - 1j]))
+        elif write == "imag_fill":
+            x.conj().imag.fill_(5)
+        elif write == "mul_conj":
+            x.conj().mul_(torch.full((3,), 1j, device=x.device).conj())
+        else:
+            x.conj()._neg_view().sub_(2j)
+        return x
+    assert_same(run, torch.tensor([1 + 1j, 2 - 1j, -3 + 0.5j]))
 
 
 # ---- views at other offsets share one program ------------------------------------

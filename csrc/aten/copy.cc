@@ -107,9 +107,19 @@ at::Tensor copy_from(const at::Tensor& self_in, const at::Tensor& dst, bool non_
   const bool src_tpu = self.device().type() == c10::DeviceType::PrivateUse1;
   const bool dst_tpu = dst.device().type() == c10::DeviceType::PrivateUse1;
   if (dst.numel() == 0) return dst;
-  TORCH_CHECK_NOT_IMPLEMENTED(!dst_tpu || (!dst.is_conj() && !dst.is_neg()),
-                              "aten::copy_: writing into a lazily conjugated or negated tpu view is not supported; "
-                              "resolve it with resolve_conj() / resolve_neg() first");
+  if (dst_tpu && (dst.is_conj() || dst.is_neg())) {
+    // A lazily conjugated / negated view reads its storage through the bit,
+    // so the storage takes conj(v) / -v. In-place ops on such views
+    // (x.conj().add_(1)) end here: the math-bit fallbacks run the op on a
+    // resolved clone and copy the result back.
+    at::Tensor plain = dst.alias();
+    plain._set_conj(false);
+    plain._set_neg(false);
+    at::Tensor value = dst.is_conj() ? self.conj() : self;
+    if (dst.is_neg()) value = value._neg_view();
+    copy_from(value, plain, non_blocking);
+    return dst;
+  }
   if (!src_tpu && (self.is_conj() || self.is_neg())) self = self.resolve_conj().resolve_neg();
   if (src_tpu && dst_tpu && (self.is_conj() || self.is_neg())) self = resolve_lazy_bits(self);
   if (!src_tpu && dst_tpu) return host_to_tpu(self, dst);

@@ -2,6 +2,7 @@
 // checks and the functional / in-place / out= forms, all calling the one
 // lowering of each op in csrc/ops/elementwise/arithmetic.cc.
 #include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/result_type.h>
@@ -186,19 +187,35 @@ at::Tensor& div_mode_out(const at::Tensor& s, const at::Tensor& o, std::optional
   return binary_into(Binary::kDiv, s, o, 1, out, false, rounding(m));
 }
 
+// A scalar fill writes one value everywhere, so CPU allows it on an
+// expanded tensor (x.expand(2, 4).zero_()). Filling the view without its broadcast
+// (stride 0) dimensions writes the same memory once per element.
+at::Tensor distinct_elements(const at::Tensor& self) {
+  if (at::has_internal_overlap(self) != at::MemOverlap::Yes) return self;
+  std::vector<int64_t> sizes = self.sizes().vec();
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (self.stride(d) == 0 && sizes[d] > 0) sizes[d] = 1;
+  }
+  return self.as_strided(sizes, self.strides(), self.storage_offset());
+}
+
 at::Tensor& fill_scalar(at::Tensor& self, const c10::Scalar& value) {
   const ElementType out = to_element_type(self.scalar_type(), "aten::fill_");
   OpCall call{"aten::fill_", std::string(1, static_cast<char>(out)), {}, {{out, value}}};
-  auto dims = self.sizes().vec();
+  const at::Tensor target = distinct_elements(self);
+  auto dims = target.sizes().vec();
   run_op_into(call, [dims, out](hlo::Builder& b, const std::vector<hlo::Value>&, const std::vector<hlo::Value>& s) {
     return std::vector<hlo::Value>{ops::lower_fill(b, s[0], dims, out)};
-  }, self);
+  }, target);
   return self;
 }
 
 at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value) {
   TORCH_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ",
               value.dim(), " dimensions.");
+  // CPU's fill_ with a tensor value is a copy_, which refuses overlapping
+  // destinations (a scalar fill allows them).
+  at::assert_no_internal_overlap(self);
   // Cast on the host as CPU's fill_ casts a tensor value: wrapped or
   // saturated, never the overflow error a Python number gets.
   if (value.device().is_cpu()) return fill_scalar(self, value.to(self.scalar_type()).item());

@@ -4,6 +4,7 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_native.h>
+#include <ATen/ops/is_set_to_native.h>
 #include <ATen/ops/set_native.h>
 #include <ATen/ops/unfold_native.h>
 #include <ATen/ops/view_native.h>
@@ -41,6 +42,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("set_.source_Storage_storage_offset", set_storage);
   m.impl("set_.source_Storage", at::native::set_);
   m.impl("set_.source_Tensor", at::native::set_tensor_);
+  m.impl("is_set_to", at::native::is_set_to);  // compares metadata only
 }
 
 }  // namespace torch_tpu::aten

@@ -53,7 +53,7 @@ hlo::Value lower_gelu(hlo::Builder& b, const hlo::Value& input, GeluApproximatio
     hlo::Value inner = b.multiply(k(kSqrt2OverPi), b.add(x, b.multiply(k(kKappa), cube)));
     r = b.multiply(b.multiply(k(0.5), x), b.add(k(1), b.tanh(inner)));
   } else {
-    hlo::Value cdf = b.add(k(1), b.unary("chlo.erf", b.multiply(x, k(kSqrt1_2))));
+    hlo::Value cdf = b.add(k(1), erf(b, b.multiply(x, k(kSqrt1_2))));
     r = b.multiply(b.multiply(x, k(0.5)), cdf);
   }
   return convert_to(b, r, input.dtype());
@@ -75,7 +75,7 @@ hlo::Value lower_gelu_backward(hlo::Builder& b, const hlo::Value& grad, const hl
     hlo::Value right_derivative = b.multiply(b.subtract(k(1), b.multiply(t, t)), inner_derivative);
     dx = b.add(left_derivative, b.multiply(left, right_derivative));
   } else {
-    hlo::Value cdf = b.multiply(k(0.5), b.add(k(1), b.unary("chlo.erf", b.multiply(x, k(kSqrt1_2)))));
+    hlo::Value cdf = b.multiply(k(0.5), b.add(k(1), erf(b, b.multiply(x, k(kSqrt1_2)))));
     hlo::Value pdf = b.multiply(k(kInvSqrt2Pi), b.exponential(b.multiply(b.multiply(x, x), k(-0.5))));
     dx = b.add(cdf, b.multiply(x, pdf));
   }

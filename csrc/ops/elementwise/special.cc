@@ -172,20 +172,29 @@ hlo::Value log_ndtr(hlo::Builder& b, const hlo::Value& x) {
   return b.select(b.compare(x, k(b, -1, x), "LT"), tail, body);
 }
 
-// The inverse of the standard normal CDF: sqrt(2) erfinv(2p - 1) on the
-// lower half (the upper half by symmetry, 1 - p being exact there), then
-// two Newton steps on ndtr(x) = p, which restore the relative accuracy in
-// the tail that 2p - 1 loses to rounding.
+// The inverse of the standard normal CDF, on the lower half (the upper
+// half by symmetry, 1 - p being exact there). The start is sqrt(2)
+// erfinv(2p - 1), except in the tail, where 2p - 1 rounds to -1 (p = 1e-8
+// in f32 gave -inf): there the asymptote of ndtr, ln p ~ -x^2 / 2 - ln|x| -
+// ln(2 pi) / 2, gives x^2 ~ L - ln L - ln(2 pi) with L = -2 ln p. Three
+// Newton steps on log ndtr(x) = ln p then restore full relative accuracy;
+// their slope, ndtr'(x) / ndtr(x) = sqrt(2 / pi) / erfcx(-x / sqrt 2),
+// does not underflow however deep the tail.
 hlo::Value ndtri(hlo::Builder& b, const hlo::Value& p) {
   hlo::Value upper = b.compare(p, k(b, 0.5, p), "GT");
   hlo::Value q = b.select(upper, b.subtract(k(b, 1, p), p), p);
-  hlo::Value x = b.multiply(b.unary("chlo.erf_inv", b.subtract(b.add(q, q), k(b, 1, q))), k(b, std::sqrt(2.0), q));
+  hlo::Value central =
+      b.multiply(b.unary("chlo.erf_inv", b.subtract(b.add(q, q), k(b, 1, q))), k(b, std::sqrt(2.0), q));
+  hlo::Value l = b.multiply(b.log(q), k(b, -2, q));
+  hlo::Value tail = b.negate(b.sqrt(b.subtract(b.subtract(l, b.log(l)), k(b, std::log(2 * kPi), q))));
+  hlo::Value in_tail = b.and_(b.compare(q, k(b, 1e-3, q), "LT"), b.compare(q, k(b, 0, q), "GT"));
+  hlo::Value x = b.select(in_tail, tail, central);
   hlo::Value refine = b.and_(b.compare(q, k(b, 0, q), "GT"), b.is_finite(x));
-  for (int i = 0; i < 2; ++i) {
-    hlo::Value cdf = b.multiply(b.unary("chlo.erfc", b.multiply(x, k(b, -1 / std::sqrt(2.0), x))), k(b, 0.5, x));
-    hlo::Value pdf = b.multiply(b.exponential(b.multiply(b.multiply(x, x), k(b, -0.5, x))),
-                                k(b, 1 / std::sqrt(2 * kPi), x));
-    hlo::Value step = b.divide(b.subtract(cdf, q), pdf);
+  hlo::Value log_q = b.log(q);
+  for (int i = 0; i < 3; ++i) {
+    hlo::Value slope =
+        b.divide(k(b, std::sqrt(2 / kPi), x), erfcx(b, b.multiply(x, k(b, -1 / std::sqrt(2.0), x))));
+    hlo::Value step = b.divide(b.subtract(log_ndtr(b, x), log_q), slope);
     x = b.select(b.and_(refine, b.is_finite(step)), b.subtract(x, step), x);
   }
   hlo::Value r = b.select(upper, b.negate(x), x);

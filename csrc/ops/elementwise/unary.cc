@@ -19,6 +19,18 @@ hlo::Value conjugate(hlo::Builder& b, const hlo::Value& x) {
   return is_complex(x.dtype()) ? b.complex(b.real(x), b.negate(b.imag(x))) : x;
 }
 
+// XLA's f32 erf is a clamped rational approximation that levels off at
+// +-0.99999982 (three ulps short of 1), while the correctly rounded erf is
+// exactly +-1 from |x| >= 3.8325603. The shortfall is harmless in erf itself
+// but not in 1 + erf(x): gelu(-1e6) came out as -0.09 instead of -0. So
+// from that point on the result is sign(x).
+hlo::Value erf(hlo::Builder& b, const hlo::Value& x) {
+  hlo::Value y = b.unary("chlo.erf", x);
+  if (x.dtype() != ElementType::kF32) return y;
+  hlo::Value saturated = b.compare(b.abs(x), splat_like(b, 3.8325603008270264, x), "GE");
+  return b.select(saturated, b.sign(x), y);
+}
+
 namespace {
 
 // z / c for a real constant c, part by part: a complex division would turn
@@ -74,7 +86,7 @@ hlo::Value float_op(hlo::Builder& b, UnaryOp op, const hlo::Value& x) {
     case UnaryOp::kTanh: return b.tanh(x);
     case UnaryOp::kSigmoid: return b.logistic(x);
     case UnaryOp::kReciprocal: return b.divide(splat_like(b, 1, x), x);
-    case UnaryOp::kErf: return b.unary("chlo.erf", x);
+    case UnaryOp::kErf: return erf(b, x);
     case UnaryOp::kErfinv: return b.unary("chlo.erf_inv", x);
     default: break;
   }
@@ -130,7 +142,11 @@ hlo::Value lower_unary(hlo::Builder& b, UnaryOp op, const hlo::Value& input, Ele
     case UnaryOp::kSign:
       if (t == ElementType::kPred) return x;
       if (is_unsigned(t)) return b.convert(b.compare(x, splat_like(b, 0, x), "NE"), t);
-      if (fp) return b.select(b.compare(x, x, "NE"), splat_like(b, 0, x), b.sign(x));
+      if (fp) {
+        // NaN and -0.0 give +0.0 on CPU (XLA's sign keeps both).
+        const hlo::Value zero = splat_like(b, 0, x);
+        return b.select(b.or_(b.compare(x, x, "NE"), b.compare(x, zero, "EQ")), zero, b.sign(x));
+      }
       return b.sign(x);
     case UnaryOp::kSgn: {
       if (!is_complex(t)) return lower_unary(b, UnaryOp::kSign, x, t);

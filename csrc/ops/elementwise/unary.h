@@ -22,7 +22,7 @@ enum class UnaryOp : uint8_t {
   kRound,  // half to even, like std::nearbyint
   kTrunc,
   kFrac,
-  kSign,  // sign(NaN) = 0, like PyTorch
+  kSign,  // sign(NaN) = sign(-0.0) = +0.0, like PyTorch
   kSgn,   // sign for real dtypes; x / |x| for complex (0 at 0)
   kBitwiseNot,
   // float ops (computed in at least f32, rounded back once)
@@ -81,5 +81,8 @@ hlo::Value splat_like(hlo::Builder& b, double v, const hlo::Value& like);
 // x's complex conjugate; x itself for real types. (Backward formulas of
 // holomorphic functions multiply the gradient by the conjugate derivative.)
 hlo::Value conjugate(hlo::Builder& b, const hlo::Value& x);
+// erf as PyTorch's CPU kernels round it (every user of erf goes through
+// this, so gelu and ndtr agree with erf).
+hlo::Value erf(hlo::Builder& b, const hlo::Value& x);
 
 }  // namespace torch_tpu::ops
