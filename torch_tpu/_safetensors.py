@@ -1,0 +1,127 @@
+"""safetensors reads straight to a tpu device.
+
+safetensors checks device names against the ones it knows (cpu, cuda, mps,
+xpu, ...): ``load_file(path, device="tpu")`` raised "device tpu is
+invalid", and so did Accelerate's checkpoint loading and disk offload
+(``load_checkpoint_and_dispatch``, ``device_map`` with "disk"), which pass
+the target device through to ``safe_open``. For a tpu device the file is
+opened on the CPU, memory-mapped as safetensors does, and each tensor is
+moved to the device as it is read. Every other device goes to safetensors
+unchanged.
+
+safetensors may be imported before or after torch_tpu: ``install`` wraps it
+if it is loaded, and otherwise waits for its import.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.util
+import sys
+
+import torch
+
+
+def _tpu_device(device) -> torch.device | None:
+    if isinstance(device, (str, torch.device)):
+        try:
+            device = torch.device(device)
+        except RuntimeError:
+            return None
+        return device if device.type == "tpu" else None
+    return None
+
+
+class _OnDevice:
+    """A CPU ``safe_open`` handle whose tensors land on a tpu device."""
+
+    def __init__(self, handle, device: torch.device):
+        self._handle = handle
+        self._device = device
+
+    def __enter__(self):
+        self._handle.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self._handle.__exit__(*exc)
+
+    def get_tensor(self, name):
+        return self._handle.get_tensor(name).to(self._device)
+
+    def get_tensors(self):
+        return {name: tensor.to(self._device) for name, tensor in self._handle.get_tensors().items()}
+
+    def get_slice(self, name):
+        return _SliceOnDevice(self._handle.get_slice(name), self._device)
+
+    def __getattr__(self, name):  # keys(), metadata(), offset_keys()
+        return getattr(self._handle, name)
+
+
+class _SliceOnDevice:
+    def __init__(self, piece, device: torch.device):
+        self._slice = piece
+        self._device = device
+
+    def __getitem__(self, index):
+        return self._slice[index].to(self._device)
+
+    def __getattr__(self, name):  # get_shape(), get_dtype()
+        return getattr(self._slice, name)
+
+
+def _wrap(safe_open):
+    if getattr(safe_open, "_torch_tpu", False):
+        return safe_open
+
+    def open_(filename, framework, device="cpu", *args, **kwargs):
+        target = _tpu_device(device) if framework in ("pt", "torch", "pytorch") else None
+        if target is None:
+            return safe_open(filename, framework, device, *args, **kwargs)
+        return _OnDevice(safe_open(filename, framework, "cpu", *args, **kwargs), target)
+
+    open_._torch_tpu = True
+    open_.__doc__ = safe_open.__doc__
+    return open_
+
+
+def _patch_loaded() -> None:
+    # Modules holding their own reference to safe_open from an earlier import.
+    for name in ("safetensors", "safetensors.torch", "accelerate.utils.modeling", "accelerate.utils.offload"):
+        module = sys.modules.get(name)
+        if module is not None and hasattr(module, "safe_open"):
+            module.safe_open = _wrap(module.safe_open)
+
+
+class _AfterImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds safetensors as the other finders would, and wraps it once run."""
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != "safetensors":
+            return None
+        sys.meta_path.remove(self)
+        try:
+            spec = importlib.util.find_spec(fullname)
+        finally:
+            sys.meta_path.insert(0, self)
+        if spec is None or spec.loader is None:
+            return None
+        self._loader = spec.loader
+        spec.loader = self
+        return spec
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        self._loader.exec_module(module)
+        sys.meta_path[:] = [f for f in sys.meta_path if f is not self]
+        _patch_loaded()
+
+
+def install() -> None:
+    if "safetensors" in sys.modules:
+        _patch_loaded()
+    else:
+        sys.meta_path.insert(0, _AfterImport())
