@@ -399,6 +399,22 @@ def test_memory_stats():
     torch.tpu.empty_cache()
 
 
+def test_out_of_memory_is_torch_out_of_memory_error():
+    # A storage larger than the device is refused when it is made, as on CUDA.
+    for make in (lambda: torch.empty(10**13, device="tpu"), lambda: torch.randn(10**6, 10**6, device="tpu"),
+                 lambda: torch.empty(2**62, dtype=torch.uint8, device="tpu")):
+        with pytest.raises(torch.OutOfMemoryError, match="Tried to allocate .* total capacity"):
+            make()
+    assert torch.ones(3, device="tpu").add(1).sum().item() == 6  # the device still works
+
+
+def test_empty_host_cache():
+    torch.ones(1, device="tpu").cpu()
+    pinned = torch.ones(1 << 16).pin_memory()
+    torch.accelerator.empty_host_cache()  # dereferenced a null host allocator before
+    assert pinned.is_pinned() and pinned.sum().item() == 1 << 16
+
+
 def test_memory_summary():
     before = torch.tpu.memory_allocated()
     x = torch.ones(1 << 20, device="tpu")  # 4 MiB
@@ -607,6 +623,28 @@ def test_forked_child_is_in_bad_fork():
                 ok = ok and "forked subprocess" in str(e)
             torch.manual_seed(1)  # skips tpu in a bad fork, as torch.cuda does
             os._exit(0 if ok else 1)
+        _, status = os.waitpid(pid, 0)
+        assert os.WEXITSTATUS(status) == 0, status
+        print("ok")
+        """
+    )
+    assert out.strip() == "ok"
+
+
+def test_forked_child_reading_a_parent_tensor_raises_instead_of_hanging():
+    out = run_python(
+        """
+        import os, torch, torch_tpu
+        x = torch.ones(3, device="tpu") + 1
+        pid = os.fork()
+        if pid == 0:
+            failures = 0
+            for read in (lambda: x.cpu(), lambda: x.tolist(), lambda: x[0].item(), lambda: print(x)):
+                try:
+                    read()
+                except RuntimeError as e:
+                    failures += "forked subprocess" in str(e)
+            os._exit(0 if failures == 4 else 1)
         _, status = os.waitpid(pid, 0)
         assert os.WEXITSTATUS(status) == 0, status
         print("ok")

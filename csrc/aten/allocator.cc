@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <string>
 #include <mutex>
 #include <unordered_map>
 
@@ -79,6 +81,12 @@ c10::CachingDeviceAllocator::DeviceStats device_stats(c10::DeviceIndex device) {
   return out;
 }
 
+std::string gib(size_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1 << 30));
+  return text;
+}
+
 // (free, total) bytes of a device: the plugin's limit and use when it
 // reports them; on the CPU platform the host's physical memory is the
 // device's; total 0 when the platform says nothing.
@@ -94,10 +102,30 @@ std::pair<size_t, size_t> memory_info(c10::DeviceIndex device) {
   return {static_cast<size_t>(std::max<int64_t>(total - used, 0)), static_cast<size_t>(total)};
 }
 
+// A device's total memory, asked once (0: the platform does not say).
+size_t device_capacity(c10::DeviceIndex device) {
+  static std::mutex mutex;
+  static std::unordered_map<c10::DeviceIndex, size_t> capacity;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = capacity.find(device);
+  if (it == capacity.end()) it = capacity.emplace(device, memory_info(device).second).first;
+  return it->second;
+}
+
 class TpuAllocator final : public c10::DeviceAllocator {
  public:
   c10::DataPtr allocate(size_t nbytes) override {
     auto device = static_cast<c10::DeviceIndex>(runtime::current_device());
+    // Device memory is taken when a value is written, asynchronously; a
+    // storage larger than the whole device can never be written, so it is
+    // refused here, as CUDA refuses it at allocation (torch.empty(10**13)
+    // succeeded and failed later, at a read far from its cause).
+    const size_t capacity = nbytes > (size_t{1} << 30) ? device_capacity(device) : 0;
+    if (capacity > 0 && nbytes > capacity) {
+      throw c10::OutOfMemoryError({__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
+                                  "tpu out of memory. Tried to allocate " + gib(nbytes) + ". tpu:" +
+                                      std::to_string(device) + " has a total capacity of " + gib(capacity) + ".");
+    }
     uintptr_t address = runtime::reserve_address(nbytes);
     auto* value = new runtime::StorageValue(device, nbytes, address);
     live_values().add(value);

@@ -76,6 +76,9 @@ at::Tensor host_to_tpu(const at::Tensor& src, const at::Tensor& dst) {
 }
 
 at::Tensor tpu_to_host(const at::Tensor& src, const at::Tensor& dst) {
+  // In a forked child the download would wait forever for the parent's
+  // PJRT threads; this raises the fork error instead.
+  ensure_runtime();
   note_host_read();
   runtime::DeviceBufferPtr value = dense_value(src, "aten::copy_");
   at::Tensor host = at::empty(src.sizes(), src.options().device(c10::kCPU));
@@ -89,7 +92,11 @@ at::Tensor tpu_to_host(const at::Tensor& src, const at::Tensor& dst) {
                           trace_correlation_id(), runtime::SpanKind::kDeviceToHost});
   } else if (host.numel() > 0) {
     // Reads only once the value is computed: this is a sync point.
-    value->buffer().to_host(host.data_ptr(), host.nbytes());
+    try {
+      value->buffer().to_host(host.data_ptr(), host.nbytes());
+    } catch (const pjrt::PjrtError& e) {
+      raise_device_error("aten::copy_: reading a tpu tensor", e);
+    }
   }
   raise_failed_checks();
   // The download holds the storage's values; a lazily conjugated or negated

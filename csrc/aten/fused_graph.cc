@@ -419,7 +419,11 @@ void materialize_all(MaterializeReason reason) {
 
 void synchronize_device(int device) {
   materialize_all(MaterializeReason::kSynchronize);
-  runtime::synchronize(device);
+  try {
+    runtime::synchronize(device);
+  } catch (const pjrt::PjrtError& e) {
+    raise_device_error("torch.tpu.synchronize: a tpu program", e);
+  }
 }
 
 std::string last_graph_text() {

@@ -1,6 +1,7 @@
 // The PrivateUse1 hooks of the tpu device: what ATen asks a backend through
 // at::globalContext() (availability, lazy init, current device, generators,
 // pinned memory, pointers, storage resize).
+#include <ATen/core/CachingHostAllocator.h>
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <c10/core/Allocator.h>
 #include <c10/core/Storage.h>
@@ -24,8 +25,13 @@ namespace {
 // Pinned memory is ordinary page-aligned host memory here: PJRT copies from
 // any host buffer. The allocator keeps a table of its blocks so that
 // Tensor.is_pinned() is truthful (True for memory it made, also for a
-// pointer inside a block, False for anything else).
-class PinnedHostAllocator final : public c10::Allocator {
+// pointer inside a block, False for anything else). It is also the tpu
+// host allocator of torch.accelerator (empty_host_cache, host memory
+// stats): without one registered, torch.accelerator.empty_host_cache()
+// dereferenced a null allocator. It caches nothing (a block goes back to
+// the system when freed) and PJRT has copied a host buffer before an upload
+// returns, so there are no events to record.
+class PinnedHostAllocator final : public at::HostAllocator {
  public:
   c10::DataPtr allocate(size_t nbytes) override {
     // One byte at least: every pinned storage gets a distinct, tracked address.
@@ -38,6 +44,11 @@ class PinnedHostAllocator final : public c10::Allocator {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       blocks_[reinterpret_cast<uintptr_t>(ptr)] = size;
+      stats_.active_requests.increase(1);
+      stats_.active_bytes.increase(size);
+      stats_.allocations.increase(1);
+      stats_.allocated_bytes.increase(size);
+      ++stats_.num_host_alloc;
     }
     return c10::DataPtr(ptr, ptr, &free_block, c10::Device(c10::DeviceType::CPU));
   }
@@ -48,9 +59,39 @@ class PinnedHostAllocator final : public c10::Allocator {
     default_copy_data(dest, src, count);
   }
 
+  bool record_event(void*, void*, c10::Stream) override { return true; }
+  void empty_cache() override {}
+
+  at::HostStats get_stats() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return stats_;
+  }
+
+  void reset_accumulated_stats() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto* stat : {&stats_.active_requests, &stats_.active_bytes, &stats_.allocations, &stats_.allocated_bytes}) {
+      stat->reset_accumulated();
+    }
+    stats_.num_host_alloc = stats_.num_host_free = 0;
+  }
+
+  void reset_peak_stats() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto* stat : {&stats_.active_requests, &stats_.active_bytes, &stats_.allocations, &stats_.allocated_bytes}) {
+      stat->reset_peak();
+    }
+  }
+
   void forget(void* ptr) {
     std::lock_guard<std::mutex> lock(mutex_);
-    blocks_.erase(reinterpret_cast<uintptr_t>(ptr));
+    auto it = blocks_.find(reinterpret_cast<uintptr_t>(ptr));
+    if (it == blocks_.end()) return;
+    stats_.active_requests.decrease(1);
+    stats_.active_bytes.decrease(it->second);
+    stats_.allocations.decrease(1);
+    stats_.allocated_bytes.decrease(it->second);
+    ++stats_.num_host_free;
+    blocks_.erase(it);
   }
 
   bool contains(const void* ptr) const {
@@ -69,6 +110,7 @@ class PinnedHostAllocator final : public c10::Allocator {
 
   mutable std::mutex mutex_;
   std::map<uintptr_t, size_t> blocks_;
+  at::HostStats stats_;
 };
 
 // Never destroyed: pinned tensors may outlive static destruction.
@@ -157,6 +199,7 @@ class TpuHooks final : public at::PrivateUse1HooksInterface {
 [[maybe_unused]] const bool g_registered = [] {
   // Leaked on purpose: ATen keeps the pointer for the life of the process.
   at::RegisterPrivateUse1HooksInterface(new TpuHooks());
+  at::setHostAllocator(at::kPrivateUse1, &pinned_allocator());
   return true;
 }();
 

@@ -370,6 +370,15 @@ void keep_loaded_executables_bounded() {
 
 }  // namespace
 
+void raise_device_error(const std::string& what, const std::exception& error) {
+  const auto* pjrt_error = dynamic_cast<const pjrt::PjrtError*>(&error);
+  if (pjrt_error && pjrt_error->is_out_of_memory()) {
+    throw c10::OutOfMemoryError({__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
+                                what + ": tpu out of memory: " + error.what());
+  }
+  TORCH_CHECK(false, what, " failed: ", error.what());
+}
+
 std::vector<pjrt::Buffer> launch_program_keeping(const std::string& key, const char* op,
                                                  c10::function_ref<std::string()> build,
                                                  const std::vector<pjrt::c::Buffer*>& args, int device,
@@ -391,11 +400,7 @@ std::vector<pjrt::Buffer> launch_program_keeping(const std::string& key, const c
   try {
     result = executable->execute(args, device, non_donatable);
   } catch (const pjrt::PjrtError& e) {
-    if (e.is_out_of_memory()) {
-      throw c10::OutOfMemoryError({__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
-                                  std::string(op) + ": tpu out of memory: " + e.what());
-    }
-    TORCH_CHECK(false, op, ": launching the tpu program failed: ", e.what());
+    raise_device_error(std::string(op) + ": launching the tpu program", e);
   }
   runtime::track_completion(device, std::move(result.done), launch_ns, {op, trace_correlation_id()});
   if (eager_mode() == EagerMode::kDebug) {

@@ -102,4 +102,10 @@ runtime::DeviceBufferPtr dense_value(const at::Tensor& t, const char* op);
 // A new tpu tensor holding `value` (its shape and dtype).
 at::Tensor tensor_from_value(runtime::DeviceBufferPtr value, c10::Device device);
 
+// Raises a device failure as PyTorch code expects it: running out of
+// memory is torch.OutOfMemoryError, as on CUDA, whether it was reported at
+// launch or only when a result was awaited; anything else a RuntimeError.
+// `what` says what failed ("aten::add: launching the tpu program").
+[[noreturn]] void raise_device_error(const std::string& what, const std::exception& error);
+
 }  // namespace torch_tpu::aten

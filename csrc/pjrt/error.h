@@ -14,8 +14,14 @@ class PjrtError : public std::runtime_error {
   PjrtError(c::ErrorCode code, const std::string& message)
       : std::runtime_error(message), code_(code) {}
   c::ErrorCode code() const { return code_; }
+  // Plugins report some exhaustion under other codes: the XLA CPU plugin's
+  // failed allocation of a program's buffers is INTERNAL, "... Out of
+  // memory ...".
   bool is_out_of_memory() const {
-    return code_ == c::ErrorCode::kResourceExhausted;
+    if (code_ == c::ErrorCode::kResourceExhausted) return true;
+    const std::string text = what();
+    return text.find("Out of memory") != std::string::npos || text.find("out of memory") != std::string::npos ||
+           text.find("RESOURCE_EXHAUSTED") != std::string::npos;
   }
 
  private:
