@@ -394,6 +394,12 @@ def test_inductor_on_tpu_points_to_the_tpu_backend():
         torch.compile(lambda x: x.sin() * 2)(x)
 
 
+def test_aot_inductor_on_tpu_points_to_the_tpu_backend(tmp_path):
+    ep = torch.export.export(torch.nn.Linear(4, 2).to(TPU), (torch.randn(3, 4, device=TPU),))
+    with pytest.raises(Exception, match='backend="tpu"'):
+        torch._inductor.aoti_compile_and_package(ep, package_path=str(tmp_path / "m.pt2"))
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 def test_grouped_mm_compiles_for_every_float_dtype(dtype):
     """PyTorch's shape function for _grouped_mm takes bf16 only (cuBLAS);

@@ -81,9 +81,9 @@ c10::CachingDeviceAllocator::DeviceStats device_stats(c10::DeviceIndex device) {
   return out;
 }
 
-std::string gib(size_t bytes) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1 << 30));
+std::string gib(double bytes) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%.2f GiB", bytes / (1 << 30));
   return text;
 }
 
@@ -102,16 +102,6 @@ std::pair<size_t, size_t> memory_info(c10::DeviceIndex device) {
   return {static_cast<size_t>(std::max<int64_t>(total - used, 0)), static_cast<size_t>(total)};
 }
 
-// A device's total memory, asked once (0: the platform does not say).
-size_t device_capacity(c10::DeviceIndex device) {
-  static std::mutex mutex;
-  static std::unordered_map<c10::DeviceIndex, size_t> capacity;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = capacity.find(device);
-  if (it == capacity.end()) it = capacity.emplace(device, memory_info(device).second).first;
-  return it->second;
-}
-
 class TpuAllocator final : public c10::DeviceAllocator {
  public:
   c10::DataPtr allocate(size_t nbytes) override {
@@ -120,12 +110,7 @@ class TpuAllocator final : public c10::DeviceAllocator {
     // storage larger than the whole device can never be written, so it is
     // refused here, as CUDA refuses it at allocation (torch.empty(10**13)
     // succeeded and failed later, at a read far from its cause).
-    const size_t capacity = nbytes > (size_t{1} << 30) ? device_capacity(device) : 0;
-    if (capacity > 0 && nbytes > capacity) {
-      throw c10::OutOfMemoryError({__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
-                                  "tpu out of memory. Tried to allocate " + gib(nbytes) + ". tpu:" +
-                                      std::to_string(device) + " has a total capacity of " + gib(capacity) + ".");
-    }
+    check_fits_device(device, static_cast<double>(nbytes), "a tensor");
     uintptr_t address = runtime::reserve_address(nbytes);
     auto* value = new runtime::StorageValue(device, nbytes, address);
     live_values().add(value);
@@ -161,6 +146,25 @@ TpuAllocator g_allocator;
 }  // namespace
 
 c10::Allocator* tpu_allocator() { return &g_allocator; }
+
+size_t device_capacity(c10::DeviceIndex device) {
+  static std::mutex mutex;
+  static std::unordered_map<c10::DeviceIndex, size_t> capacity;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = capacity.find(device);
+  if (it == capacity.end()) it = capacity.emplace(device, memory_info(device).second).first;
+  return it->second;
+}
+
+void check_fits_device(c10::DeviceIndex device, double nbytes, const std::string& what) {
+  if (nbytes <= static_cast<double>(size_t{1} << 30)) return;  // no device is smaller
+  const size_t capacity = device_capacity(device);
+  if (capacity == 0 || nbytes <= static_cast<double>(capacity)) return;
+  throw c10::OutOfMemoryError({__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
+                              "tpu out of memory. Tried to allocate " + gib(nbytes) + " for " + what + ". tpu:" +
+                                  std::to_string(device) + " has a total capacity of " +
+                                  gib(static_cast<double>(capacity)) + ".");
+}
 
 runtime::StorageValue& storage_value(const c10::StorageImpl& storage) {
   TORCH_CHECK(storage.device_type() == c10::DeviceType::PrivateUse1,

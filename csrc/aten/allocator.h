@@ -6,11 +6,20 @@
 #include <c10/core/Allocator.h>
 #include <c10/core/Storage.h>
 
+#include <string>
+
 #include "runtime/storage_value.h"
 
 namespace torch_tpu::aten {
 
 c10::Allocator* tpu_allocator();
+
+// A device's total memory in bytes (0 when the platform does not say),
+// and the check that refuses a value larger than the whole device with
+// torch.OutOfMemoryError naming `what` (a storage being made, an op's
+// result before its program is compiled).
+size_t device_capacity(c10::DeviceIndex device);
+void check_fits_device(c10::DeviceIndex device, double nbytes, const std::string& what);
 
 // The StorageValue of a tpu storage; throws when `storage` is not one.
 runtime::StorageValue& storage_value(const c10::Storage& storage);

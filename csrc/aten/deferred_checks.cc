@@ -2,6 +2,7 @@
 
 #include <c10/util/Exception.h>
 
+#include <iterator>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -67,10 +68,19 @@ void raise_failed_checks() {
     if (pending().empty()) return;
     checks.swap(pending());
   }
-  for (const PendingCheck& check : checks) {
+  for (size_t i = 0; i < checks.size(); ++i) {
     bool violated = false;
-    check.flag->buffer().to_host(&violated, sizeof violated);
-    if (violated) raise(check);
+    checks[i].flag->buffer().to_host(&violated, sizeof violated);
+    if (!violated) continue;
+    // One error at a time: the checks not read yet stay pending for the
+    // next sync (a second bad gather must raise too, not read clamped).
+    PendingCheck failed = std::move(checks[i]);
+    {
+      std::lock_guard<std::mutex> lock(pending_mutex());
+      pending().insert(pending().begin(), std::make_move_iterator(checks.begin() + i + 1),
+                       std::make_move_iterator(checks.end()));
+    }
+    raise(failed);
   }
 }
 

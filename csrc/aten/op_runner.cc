@@ -120,6 +120,7 @@ std::vector<const DeviceBuffer*> program_arguments(const Prepared& p, size_t n_t
 }
 
 std::string hlo_error(const OpCall& call, const std::exception& e) {
+  if (dynamic_cast<const ops::BroadcastError*>(&e)) return e.what();  // already names the op
   return std::string(call.name) + ": cannot lower this call for tpu: " + e.what();
 }
 
@@ -150,6 +151,13 @@ std::vector<hlo::Value> emit_op(hlo::Builder& b, const OpCall& call, const Prepa
     std::vector<bool> has_storage(n_targets);
     for (size_t i = 0; i < n_targets; ++i) has_storage[i] = declare_storage(b, targets[i], &storages[i], bind);
     std::vector<hlo::Value> outs = body(b, tensors, scalars);
+    // Before XLA sees it: compiling a result larger than the device can
+    // take hours (a transposed convolution with stride 2**40).
+    for (const hlo::Value& out : outs) {
+      double bytes = static_cast<double>(element_size(out.dtype()));
+      for (int64_t d : out.dims()) bytes *= static_cast<double>(d);
+      check_fits_device(p.device.index(), bytes, std::string("the result of ") + call.name);
+    }
     TORCH_INTERNAL_ASSERT(outs.size() >= n_targets, call.name,
                           ": an in-place lowering returns a value per destination");
     for (size_t i = 0; i < n_targets; ++i) {

@@ -9,6 +9,13 @@
 
 namespace torch_tpu::aten {
 
+// For out= variants whose out must have the result's dtype exactly
+// (reductions' values, linalg results, aminmax, complex): no cast.
+inline void check_out_dtype(const at::Tensor& out, c10::ScalarType expected) {
+  TORCH_CHECK(out.scalar_type() == expected, "Expected out tensor to have dtype ", expected, ", but got ",
+              out.scalar_type(), " instead");
+}
+
 inline at::Tensor& write_out(at::Tensor& out, const at::Tensor& value) {
   TORCH_CHECK(c10::canCast(value.scalar_type(), out.scalar_type()), "result type ", value.scalar_type(),
               " can't be cast to the desired output type ", out.scalar_type());

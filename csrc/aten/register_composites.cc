@@ -34,9 +34,11 @@
 #include <ATen/ops/eq.h>
 #include <ATen/ops/full_like.h>
 #include <ATen/ops/imag.h>
+#include <ATen/ops/isfinite.h>
 #include <ATen/ops/isnan.h>
 #include <ATen/ops/linalg_vector_norm.h>
 #include <ATen/ops/linspace.h>
+#include <ATen/ops/logical_and.h>
 #include <ATen/ops/logical_not.h>
 #include <ATen/ops/max.h>
 #include <ATen/ops/min.h>
@@ -65,6 +67,7 @@
 #include <tuple>
 #include <vector>
 
+#include "aten/deferred_checks.h"
 #include "aten/op_runner.h"
 #include "aten/out_args.h"
 #include "aten/result_layout.h"
@@ -87,6 +90,8 @@ std::tuple<Tensor&, Tensor&> tpu_aminmax_out(const Tensor& self, std::optional<i
                                          Tensor& max) {
   TORCH_CHECK(self.numel() > 0 || (dim && self.dim() > 0 && self.size(*dim) > 0),
               "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.");
+  check_out_dtype(min, self.scalar_type());
+  check_out_dtype(max, self.scalar_type());
   std::vector<int64_t> dims;
   if (dim) dims.push_back(at::maybe_wrap_dim(*dim, self.dim()));
   write_out(min, at::amin(self, dims, keepdim));
@@ -181,6 +186,10 @@ Tensor tpu_histc(const Tensor& self, int64_t bins, const c10::Scalar& min, const
     if (x.numel() > 0) {
       lo = at::min(x);
       hi = at::max(x);
+      if (!integral) {  // CPU refuses data holding inf or NaN then: no finite bins
+        defer_check(at::logical_not(at::logical_and(at::isfinite(lo), at::isfinite(hi))), CheckError::kRuntime,
+                    "torch.histc: range of the data (its min and max) is not finite");
+      }
     }
     Tensor same = at::eq(lo, hi);
     lo = at::where(same, lo - 1, lo);
@@ -482,11 +491,15 @@ Tensor complex_like(const char* op, const Tensor& a, const Tensor& b, bool from_
 }
 
 Tensor& tpu_complex_out(const Tensor& real, const Tensor& imag, Tensor& out) {
-  return write_out(out, complex_like("aten::complex", real, imag, false));
+  Tensor value = complex_like("aten::complex", real, imag, false);
+  check_out_dtype(out, value.scalar_type());
+  return write_out(out, value);
 }
 
 Tensor& tpu_polar_out(const Tensor& abs, const Tensor& angle, Tensor& out) {
-  return write_out(out, complex_like("aten::polar", abs, angle, true));
+  Tensor value = complex_like("aten::polar", abs, angle, true);
+  check_out_dtype(out, value.scalar_type());
+  return write_out(out, value);
 }
 
 // ---- cdist / pdist --------------------------------------------------------------------

@@ -69,14 +69,29 @@ Result embedding_bag(const at::Tensor& weight, const at::Tensor& indices, const 
   append_int(key, psw != nullptr);
   OpCall call{"aten::_embedding_bag", std::move(key), {weight, indices, offsets}, {}};
   if (psw) call.tensors.push_back(*psw);
+  const int64_t n_offsets = offsets.size(0), n_indices = indices.size(0);
   auto outs = run_op(call, [=](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
     std::optional<hlo::Value> weights;
     if (t.size() > 3) weights = t[3];
     auto r = ops::lower_embedding_bag(b, t[0], t[1], t[2], weights, m, include_last_offset, padding_idx);
-    return std::vector<hlo::Value>{r.output, r.offset2bag, r.bag_size, r.max_indices,
-                                   ops::index_out_of_range(b, t[1], rows, false)};
+    std::vector<hlo::Value> results{r.output, r.offset2bag, r.bag_size, r.max_indices,
+                                    ops::index_out_of_range(b, t[1], rows, false)};
+    if (n_offsets > 0) {  // CPU's bounds on the bags: from 0, within the input
+      const hlo::TensorType one(t[2].dtype(), {});
+      hlo::Value first = b.reshape(b.slice(t[2], {0}, {1}, {1}), {});
+      hlo::Value last = b.reshape(b.slice(t[2], {n_offsets - 1}, {n_offsets}, {1}), {});
+      results.push_back(b.or_(b.compare(first, b.constant_splat_int(0, one), "NE"),
+                              b.compare(last, b.constant_splat_int(n_indices, one), "GT")));
+    }
+    return results;
   });
   defer_check(outs[4], CheckError::kIndex, "embedding_bag: index out of range in self");
+  if (n_offsets > 0) {
+    defer_check(outs[5], CheckError::kRuntime,
+                "embedding_bag: offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start "
+                "from position 0, and offsets[-1] can not be greater than input's length " +
+                    std::to_string(n_indices));
+  }
   return {outs[0], outs[1], outs[2], outs[3]};
 }
 

@@ -22,6 +22,7 @@
 #include "aten/linalg_glue.h"
 #include "aten/result_layout.h"
 #include "aten/op_runner.h"
+#include "aten/out_args.h"
 #include "ops/linalg/cholesky.h"
 #include "ops/linalg/lu.h"
 #include "ops/linalg/matrix_util.h"
@@ -297,6 +298,8 @@ std::tuple<Tensor, Tensor> tpu_inv_ex(const Tensor& a, bool check_errors) {
 }
 
 std::tuple<Tensor&, Tensor&> tpu_inv_ex_out(const Tensor& a, bool check_errors, Tensor& inverse, Tensor& info) {
+  check_out_dtype(inverse, a.scalar_type());
+  check_out_dtype(info, c10::kInt);
   auto [x, i] = tpu_inv_ex(a, check_errors);
   write(inverse, x);
   write(info, i);

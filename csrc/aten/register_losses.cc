@@ -73,9 +73,10 @@ at::Tensor bce(const at::Tensor& self, const at::Tensor& target,
     std::optional<hlo::Value> w;
     if (has_weight) w = t[2];
     auto r = ops::lower_binary_cross_entropy(b, t[0], t[1], w, reduction);
-    return std::vector<hlo::Value>{r.loss, r.violated};
+    return std::vector<hlo::Value>{r.loss, r.violated, r.target_violated};
   });
   defer_check(out.at(1), CheckError::kRuntime, "all elements of input should be between 0 and 1");
+  defer_check(out.at(2), CheckError::kRuntime, "all elements of target should be between 0 and 1");
   return out.at(0);
 }
 

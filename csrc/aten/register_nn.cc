@@ -314,6 +314,13 @@ void copy_result(at::Tensor& out, const at::Tensor& value) {
 std::tuple<at::Tensor, at::Tensor> nll_loss_forward(const at::Tensor& self, const at::Tensor& target,
                                                     const std::optional<at::Tensor>& weight, int64_t reduction,
                                                     c10::SymInt ignore_index) {
+  if (self.dim() == 1 && target.dim() == 1) {
+    // CPU's forward takes one class index for an unbatched input either
+    // way (its backward then refuses the 1-element target, as here).
+    TORCH_CHECK_VALUE(target.size(0) == 1, "For 1D input, 1D target must have size 1, but got target size: ",
+                      target.size(0));
+    return nll_loss_forward(self, target.reshape({}), weight, reduction, std::move(ignore_index));
+  }
   check_nll_1d_2d(self, target, defined(weight));
   defer_target_check(target, self.size(self.dim() == 1 ? 0 : 1), ignore_index.expect_int());
   return nll_forward("aten::nll_loss_forward", self, target, defined(weight), reduction, ignore_index.expect_int());

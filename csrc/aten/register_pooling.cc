@@ -13,6 +13,7 @@
 #include <torch/library.h>
 
 #include <optional>
+#include <limits>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -57,7 +58,14 @@ ops::PoolWindow pool_window(Kind kind, int64_t n, const at::Tensor& input, at::I
   one_or_n(dilation, false, "dilation");
   ops::PoolWindow w;
   for (int64_t i = 0; i < n; ++i) {
-    auto pick = [i](at::IntArrayRef v) { return v.size() == 1 ? v[0] : v[i]; };
+    // CPU's kernels take each as an int (safe_downcast): 2**32 + 1 must
+    // fail as there, not wrap.
+    auto pick = [i, name](at::IntArrayRef v) {
+      const int64_t x = v.size() == 1 ? v[0] : v[i];
+      TORCH_CHECK(x >= std::numeric_limits<int>::min() && x <= std::numeric_limits<int>::max(), name,
+                  ": value cannot be converted to type int without overflow");
+      return x;
+    };
     w.kernel.push_back(pick(kernel_size));
     w.stride.push_back(stride.empty() ? w.kernel.back() : pick(stride));
     w.padding.push_back(pick(padding));

@@ -686,6 +686,10 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
   if (p == 1) {
     return {at::zeros_like(input), at::zeros_like(input, input.options().dtype(c10::kBool))};
   }
+  // The scaled result is a float, as on CPU, which refuses to write it into
+  // an integer or bool tensor (scaling by 2 would pass silently otherwise).
+  TORCH_CHECK(c10::isFloatingType(input.scalar_type()) || c10::isComplexType(input.scalar_type()),
+              "dropout: result type Float can't be cast to the desired output type ", input.scalar_type());
   OpCall call{"aten::native_dropout", "", {input},
               seed_offset_scalars(seed_offset(std::nullopt, input.device(), count(input.numel(), 1)))};
   call.scalars.push_back({ElementType::kF32, p});

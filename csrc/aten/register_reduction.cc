@@ -19,6 +19,7 @@
 
 #include "aten/dtypes.h"
 #include "aten/op_runner.h"
+#include "aten/out_args.h"
 #include "ops/reduction/reduce.h"
 
 namespace torch_tpu::aten {
@@ -87,11 +88,6 @@ void run_into(const char* name, std::string key, const at::Tensor& self, Lower l
               const std::vector<int64_t>& shape) {
   at::native::resize_output(out, shape);
   run_op_into(OpCall{name, std::move(key), {self}, {}}, body_of(std::move(lower)), out);
-}
-
-void check_out_dtype(const at::Tensor& out, c10::ScalarType expected) {
-  TORCH_CHECK(out.scalar_type() == expected, "Expected out tensor to have dtype ", expected, ", but got ",
-              out.scalar_type(), " instead");
 }
 
 // Raises CPU's IndexError when a reduced dim of an empty tensor is empty

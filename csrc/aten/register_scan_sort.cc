@@ -23,6 +23,7 @@
 #include "aten/dtypes.h"
 #include "aten/elementwise_args.h"
 #include "aten/op_runner.h"
+#include "aten/out_args.h"
 #include "aten/result_layout.h"
 #include "ops/reduction/scan.h"
 #include "ops/reduction/sort.h"
@@ -53,11 +54,6 @@ void run_into(const char* name, std::string key, const at::Tensor& self, Lower l
 int64_t wrap(const at::Tensor& self, int64_t dim) {
   const int64_t d = at::maybe_wrap_dim(dim, self.dim());
   return self.dim() == 0 ? 0 : d;
-}
-
-void check_out_dtype(const at::Tensor& out, c10::ScalarType expected) {
-  TORCH_CHECK(out.scalar_type() == expected, "Expected out tensor to have dtype ", expected, ", but got ",
-              out.scalar_type(), " instead");
 }
 
 // (values, indices) into the caller's out tensors.
@@ -247,6 +243,7 @@ std::tuple<at::Tensor, at::Tensor> kthvalue(const at::Tensor& self, c10::SymInt 
   const int64_t k = k_sym.guard_int(__FILE__, __LINE__);
   const int64_t d = wrap(self, dim);
   const int64_t n = self.dim() == 0 ? 1 : self.size(d);
+  TORCH_CHECK_INDEX(n > 0, "kthvalue(): Expected reduction dim ", d, " to have non-zero size.");
   TORCH_CHECK(k >= 1 && k <= n, "kthvalue(): selected number k out of range for dimension ", d);
   TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() != c10::kBool && !self.is_complex(),
                               "\"kthvalue_cpu\" not implemented for '", self.scalar_type(), "'");

@@ -1,7 +1,9 @@
 // View ops that PyTorch implements per backend. They only change metadata
 // (sizes, strides, offset) over the same storage; reading a view lowers the
 // geometry inside the reading op's program (csrc/aten/operand.cc).
+#include <ATen/EmptyTensor.h>
 #include <ATen/core/Tensor.h>
+#include <ATen/native/Resize.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/is_set_to_native.h>
@@ -12,16 +14,27 @@
 
 #include "aten/allocator.h"
 #include "aten/device_scope.h"
+#include "aten/storage_resize.h"
 
 namespace torch_tpu::aten {
 
 namespace {
 
+// CPU's set_ with geometry, except that a storage too small for it grows as
+// a tpu storage grows (CPU's variant grew it with a host memcpy from the
+// device address, which crashed).
 at::Tensor& set_storage(at::Tensor& self, at::Storage source, int64_t storage_offset,
                         c10::IntArrayRef size, c10::IntArrayRef stride) {
-  // The CPU variant only checks arguments and updates metadata; it never
-  // touches the storage's memory.
-  return at::native::set_storage_cpu_(self, std::move(source), storage_offset, size, stride);
+  at::native::checkSetStorage(self, std::move(source), storage_offset, size, stride);
+  auto* impl = self.unsafeGetTensorImpl();
+  impl->set_storage_offset(storage_offset);
+  const at::OptionalIntArrayRef strides = stride.data() != nullptr ? at::OptionalIntArrayRef(stride) : std::nullopt;
+  at::native::resize_impl_cpu_(impl, size, strides, /*resize_storage=*/false);
+  const size_t itemsize = self.dtype().itemsize();
+  const size_t needed = strides ? at::detail::computeStorageNbytes(size, *strides, itemsize, storage_offset)
+                                : at::detail::computeStorageNbytesContiguous(size, itemsize, storage_offset);
+  if (self.numel() > 0 && needed > self.storage().nbytes()) resize_storage_bytes(self.storage(), needed);
+  return self;
 }
 
 // t.set_(): t becomes an empty tensor over a new, empty storage.

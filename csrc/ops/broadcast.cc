@@ -9,12 +9,13 @@ std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a, const std::
                                       const char* op) {
   const size_t rank = std::max(a.size(), b.size());
   std::vector<int64_t> out(rank);
-  for (size_t i = 0; i < rank; ++i) {
+  for (size_t i = rank; i-- > 0;) {
     const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
     const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
     if (da != db && da != 1 && db != 1) {
-      throw hlo::HloError(std::string(op) + ": shapes " + hlo::dims_to_string(a) + " and " +
-                          hlo::dims_to_string(b) + " do not broadcast");
+      throw BroadcastError(std::string(op) + ": The size of tensor a (" + std::to_string(da) +
+                           ") must match the size of tensor b (" + std::to_string(db) +
+                           ") at non-singleton dimension " + std::to_string(i));
     }
     out[i] = da == 1 ? db : da;
   }

@@ -9,8 +9,15 @@
 
 namespace torch_tpu::ops {
 
-// The broadcast shape of `a` and `b`; throws hlo::HloError naming `op`
-// when they do not broadcast.
+// Operands whose shapes do not broadcast: the caller's mistake, not a
+// lowering's, so the op glue reports it as PyTorch words it.
+struct BroadcastError : hlo::HloError {
+  using hlo::HloError::HloError;
+};
+
+// The broadcast shape of `a` and `b`; throws BroadcastError naming `op` and
+// the first mismatch from the right, as at::infer_size does, when they do
+// not broadcast.
 std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
                                       const char* op);
 

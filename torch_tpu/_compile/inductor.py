@@ -49,4 +49,7 @@ class _RefusingWrapper(metaclass=_Refusing):
 
 
 def register() -> None:
-    _codegen.register_backend_for_device("tpu", _RefusingScheduling, _RefusingWrapper)
+    # The C++ and FX wrappers too: AOTInductor (aoti_compile_and_package of
+    # an ExportedProgram on tpu) asks for the C++ one.
+    _codegen.register_backend_for_device("tpu", _RefusingScheduling, _RefusingWrapper,
+                                         _RefusingWrapper, _RefusingWrapper)

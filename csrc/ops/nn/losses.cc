@@ -66,15 +66,17 @@ BinaryCrossEntropyOutputs lower_binary_cross_entropy(hlo::Builder& b, const hlo:
   hlo::Value loss = b.subtract(b.multiply(b.subtract(t, splat(b, 1, t)), log_1mx), b.multiply(t, log_x));
   if (weight) loss = b.multiply(loss, broadcast_to(b, convert_to(b, *weight, acc), x.dims()));
   // NaN fails both comparisons, as it fails CPU's check.
-  hlo::Value ok = b.and_(b.compare(x, splat(b, 0, x), "GE"), b.compare(x, splat(b, 1, x), "LE"));
-  hlo::Value init = b.constant_splat(0, hlo::TensorType::scalar(ElementType::kPred));
-  hlo::Value bad = b.not_(ok);
-  hlo::Value violated = x.rank() == 0 ? bad
-                                      : b.reduce({bad}, {init}, all_dims(bad),
-                                                 [](hlo::Builder& rb, const std::vector<hlo::Value>& a) {
-                                                   return std::vector<hlo::Value>{rb.or_(a[0], a[1])};
-                                                 })[0];
-  return {reduce_loss(b, loss, reduction, self.dtype()), violated};
+  auto outside_unit = [&](const hlo::Value& v) {
+    hlo::Value bad = b.not_(b.and_(b.compare(v, splat(b, 0, v), "GE"), b.compare(v, splat(b, 1, v), "LE")));
+    if (v.rank() == 0) return bad;
+    hlo::Value init = b.constant_splat(0, hlo::TensorType::scalar(ElementType::kPred));
+    return b.reduce({bad}, {init}, all_dims(bad), [](hlo::Builder& rb, const std::vector<hlo::Value>& a) {
+      return std::vector<hlo::Value>{rb.or_(a[0], a[1])};
+    })[0];
+  };
+  // One error per call, as CPU raises one: the target's only when the input is fine.
+  hlo::Value input_bad = outside_unit(x);
+  return {reduce_loss(b, loss, reduction, self.dtype()), input_bad, b.and_(b.not_(input_bad), outside_unit(t))};
 }
 
 hlo::Value lower_binary_cross_entropy_backward(hlo::Builder& b, const hlo::Value& grad_output, const hlo::Value& self,

@@ -15,7 +15,8 @@ namespace torch_tpu::ops {
 
 struct BinaryCrossEntropyOutputs {
   hlo::Value loss;      // self's shape (kNone) or 0-dim, self's dtype
-  hlo::Value violated;  // 0-dim i1: some input outside [0, 1] (or NaN)
+  hlo::Value violated;         // 0-dim i1: some input outside [0, 1] (or NaN)
+  hlo::Value target_violated;  // 0-dim i1: the same of the target, when the input is fine
 };
 
 // -weight * (target * log(self) + (1 - target) * log(1 - self)), each log

@@ -1,0 +1,111 @@
+"""Bad input raises as on CPU, found by a fuzz of op_db's error inputs and
+hand-written cases: the same exception type and a message that names the
+problem, never a crash, a hang or a value where CPU refuses."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from tpu_testing import TPU, assert_same
+
+
+def raises_like_cpu(fn, *args, match=None):
+    """fn raises on CPU and on tpu, the same exception type (and `match`)."""
+    with pytest.raises(Exception) as cpu:
+        fn(*args)
+    tpu_args = [a.to(TPU) if isinstance(a, torch.Tensor) else a for a in args]
+    with pytest.raises(type(cpu.value), match=match):
+        out = fn(*tpu_args)
+        if isinstance(out, torch.Tensor):
+            out.cpu()  # deferred checks raise at the next sync
+        torch.tpu.synchronize()
+
+
+def test_set_beyond_the_storage_grows_it_as_on_cpu():
+    # Crashed: CPU's set_ grew the storage with a host memcpy of device memory.
+    def grow(x):
+        y = torch.empty(0, device=x.device).set_(x.untyped_storage(), 1, (6,), (1,))
+        y[3:] = 7  # the grown part is uninitialized on CPU
+        return y, x
+    assert_same(grow, torch.arange(4.0))
+    # A float64 view over float32 storage, one element past its end.
+    assert_same(lambda x: torch.empty(0, dtype=torch.float64, device=x.device).set_(x.untyped_storage(), 0, (3,),
+                                                                                      (1,))[:2], torch.arange(4.0))
+
+
+def test_a_result_larger_than_the_device_is_refused_before_compiling():
+    # A transposed convolution with a huge stride compiled for hours.
+    x, w = torch.ones(1, 1, 4, device="tpu"), torch.ones(1, 1, 3, device="tpu")
+    with pytest.raises(torch.OutOfMemoryError, match="the result of aten::convolution"):
+        F.conv_transpose1d(x, w, stride=2**40)
+    assert F.conv_transpose1d(x, w, stride=2).shape == (1, 1, 9)
+
+
+def test_every_pending_index_error_is_raised():
+    x = torch.arange(6.0).reshape(2, 3).to("tpu")
+    bad = torch.tensor([[0, 5]], device="tpu")
+    y1, y2 = torch.gather(x, 1, bad), torch.gather(x, 1, bad)
+    with pytest.raises(RuntimeError, match="out of bounds|out of range"):
+        y1.cpu()
+    with pytest.raises(RuntimeError, match="out of bounds|out of range"):
+        y2.cpu()  # read clamped values before
+    assert x.sum().item() == 15
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int8, torch.bool], ids=str)
+def test_dropout_of_integers_is_refused(dtype):
+    raises_like_cpu(lambda t: F.dropout(t, 0.5), torch.ones(3, dtype=dtype), match="can't be cast")
+    assert_same(lambda t: F.dropout(t, 0.0), torch.ones(3, dtype=dtype))
+    assert_same(lambda t: F.dropout(t, 0.5, training=False), torch.ones(3, dtype=dtype))
+
+
+def test_out_dtypes_that_must_match():
+    eye = torch.eye(3)
+    f64 = torch.float64
+    raises_like_cpu(lambda e: torch.linalg.inv(e, out=torch.empty(3, 3, dtype=f64, device=e.device)), eye,
+                    match="dtype")
+    raises_like_cpu(lambda e: torch.aminmax(e, out=(torch.empty(0, dtype=f64, device=e.device),
+                                                    torch.empty(0, dtype=f64, device=e.device))), eye, match="dtype")
+    raises_like_cpu(lambda e: torch.complex(e.double(), e.double(),
+                                            out=torch.empty(0, dtype=torch.complex64, device=e.device)), eye)
+    assert_same(lambda e: torch.aminmax(e, out=(torch.empty(0, device=e.device), torch.empty(0, device=e.device))),
+                eye)
+
+
+@pytest.mark.parametrize("pool", [lambda x: F.avg_pool2d(x, 1, stride=2**32 + 1),
+                                  lambda x: F.max_pool2d(x, 2**32 + 1),
+                                  lambda x: F.lp_pool1d(x[0], 2, 2**32 + 1)], ids=["avg", "max", "lp"])
+def test_pooling_arguments_beyond_int_are_refused(pool):
+    raises_like_cpu(pool, torch.ones(1, 4, 4), match="without overflow")
+
+
+def test_broadcast_mismatch_speaks_as_pytorch():
+    a, b = torch.ones(2, 3), torch.ones(4, 3)
+    for fn in (torch.add, torch.mul, torch.maximum, lambda x, y: torch.lerp(x, y, 0.5)):
+        raises_like_cpu(fn, a, b, match=r"The size of tensor a \(2\) must match the size of tensor b \(4\) "
+                                        r"at non-singleton dimension 0")
+    raises_like_cpu(torch.sub, torch.ones(2, 3, 5), torch.ones(2, 4, 6), match="at non-singleton dimension 2")
+
+
+def test_small_errors_of_their_own_kind():
+    raises_like_cpu(lambda t: torch.kthvalue(t, 1), torch.empty(0), match="non-zero size")  # IndexError
+    raises_like_cpu(lambda x, t: F.nll_loss(x, t), torch.randn(3), torch.tensor([0, 1]), match="size 1")  # ValueError
+    assert_same(lambda x, t: F.nll_loss(x, t), torch.randn(3).log_softmax(0), torch.tensor([1]))
+    raises_like_cpu(torch.histc, torch.tensor([1.0, math.inf]), match="not finite")
+    raises_like_cpu(torch.histc, torch.tensor([1.0, math.nan]), match="not finite")
+    assert_same(torch.histc, torch.tensor([1.0, 2.0, 2.5]))
+    raises_like_cpu(F.binary_cross_entropy, torch.tensor([0.3, 0.6]), torch.tensor([0.0, 2.0]), match="target")
+    raises_like_cpu(F.binary_cross_entropy, torch.tensor([0.3, 1.6]), torch.tensor([0.0, 2.0]), match="input")
+    assert torch.ones(2, device="tpu").sum().item() == 2  # one error per call: nothing left pending
+
+
+@pytest.mark.parametrize("offsets", [[1], [0, 5]], ids=["first not 0", "past the end"])
+def test_embedding_bag_offsets_are_checked(offsets):
+    raises_like_cpu(lambda w, i, o: F.embedding_bag(i, w, o), torch.randn(10, 3), torch.tensor([1, 2, 3, 4]),
+                    torch.tensor(offsets), match="offsets")
+    assert_same(lambda w, i, o: F.embedding_bag(i, w, o), torch.randn(10, 3), torch.tensor([1, 2, 3, 4]),
+                torch.tensor([0, 2]))
