@@ -49,6 +49,16 @@ def test_safe_open_tensors_and_slices(checkpoint):
         assert f.get_tensor("b").device.type == "cpu"
 
 
+def test_the_import_hook_keeps_safetensors_a_normal_module():
+    code = ("import torch, sys, importlib.util, safetensors; "
+            "assert importlib.util.find_spec('safetensors') is not None; "
+            "assert safetensors.__loader__.is_package('safetensors'); "
+            "assert not any(type(f).__name__ == '_AfterImport' for f in sys.meta_path); print('ok')")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
 @pytest.mark.parametrize("order", ["safetensors first", "torch first"])
 def test_either_import_order(checkpoint, order):
     path, _ = checkpoint

@@ -78,6 +78,10 @@ def test_ndtri_deep_tails():
         p = torch.logspace(smallest, -0.31, 400, dtype=dtype)
         p = torch.cat([p, 1 - p[p > 1e-7]])
         assert_same(torch.special.ndtri, p, rtol=2e-6 if dtype == torch.float32 else 1e-13, atol=1e-6)
+    # Near 0.5 the result is near 0: relative accuracy alone.
+    p = torch.cat([torch.linspace(0.49, 0.51, 201), torch.tensor([0.5 - 2**-25, 0.5 + 2**-24, 0.4999])])
+    for dtype in (torch.float32, torch.float64):
+        assert_same(torch.special.ndtri, p.to(dtype), rtol=2e-6 if dtype == torch.float32 else 1e-12, atol=0)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)

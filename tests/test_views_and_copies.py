@@ -95,6 +95,17 @@ def test_fill_of_an_expanded_tensor_writes_its_memory_once(value):
     assert_same(fill, torch.arange(4.0))
 
 
+def test_fill_of_an_expanded_tensor_with_a_host_value():
+    # ATen fills with a value on another device as with a scalar, so an
+    # overlapping destination is fine (as on CUDA); a same-device value is a
+    # copy_, which refuses it.
+    x = torch.arange(4.0, device="tpu")
+    x.expand(2, 4).fill_(torch.tensor(3.0))
+    assert x.tolist() == [3.0] * 4
+    with pytest.raises(RuntimeError, match="more than one element"):
+        x.expand(2, 4).fill_(torch.tensor(1.0, device="tpu"))
+
+
 def test_is_set_to_compares_storage_and_geometry():
     a = torch.arange(6.0, device="tpu")
     b = torch.empty(0, device="tpu").set_(a.untyped_storage())
@@ -237,7 +248,7 @@ def test_lazy_conjugate_and_negative_views_copy_like_cpu():
     torch.testing.assert_close(out.cpu(), x.conj())
 
 
-@pytest.mark.parametrize("write", ["add_", "setitem", "copy_", "imag_fill", "mul_conj", "neg_view"])
+@pytest.mark.parametrize("write", ["add_", "setitem", "copy_", "imag_fill", "mul_conj", "neg_view", "neg_cast"])
 def test_writes_into_lazily_conjugated_and_negated_views(write):
     # The storage under a conj / neg view takes conj(v) / -v.
     def run(x):
@@ -252,8 +263,10 @@ def test_writes_into_lazily_conjugated_and_negated_views(write):
             x.conj().imag.fill_(5)
         elif write == "mul_conj":
             x.conj().mul_(torch.full((3,), 1j, device=x.device).conj())
-        else:
+        elif write == "neg_view":
             x.conj()._neg_view().sub_(2j)
+        else:  # converted before negated, as on CPU: uint8 3 stores -3
+            x.conj().imag.copy_(torch.tensor([3, 0, 255], dtype=torch.uint8))
         return x
     assert_same(run, torch.tensor([1 + 1j, 2 - 1j, -3 + 0.5j]))
 

@@ -6,7 +6,7 @@ invalid", and so did Accelerate's checkpoint loading and disk offload
 (``load_checkpoint_and_dispatch``, ``device_map`` with "disk"), which pass
 the target device through to ``safe_open``. For a tpu device the file is
 opened on the CPU, memory-mapped as safetensors does, and each tensor is
-moved to the device as it is read. Every other device goes to safetensors
+moved to the device as it is read (so the host holds one at a time). Every other device goes to safetensors
 unchanged.
 
 safetensors may be imported before or after torch_tpu: ``install`` wraps it
@@ -16,7 +16,6 @@ if it is loaded, and otherwise waits for its import.
 from __future__ import annotations
 
 import importlib.abc
-import importlib.util
 import sys
 
 import torch
@@ -49,8 +48,8 @@ class _OnDevice:
     def get_tensor(self, name):
         return self._handle.get_tensor(name).to(self._device)
 
-    def get_tensors(self):
-        return {name: tensor.to(self._device) for name, tensor in self._handle.get_tensors().items()}
+    def get_tensors(self):  # one at a time: one tensor's worth of host memory
+        return {name: self._handle.get_tensor(name).to(self._device) for name in self._handle.offset_keys()}
 
     def get_slice(self, name):
         return _SliceOnDevice(self._handle.get_slice(name), self._device)
@@ -94,30 +93,44 @@ def _patch_loaded() -> None:
             module.safe_open = _wrap(module.safe_open)
 
 
-class _AfterImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds safetensors as the other finders would, and wraps it once run."""
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Finds safetensors as the other finders would, and wraps it once run.
+
+    sys.meta_path is left as it is while other finders are asked (another
+    thread may be importing), and the loader is wrapped, not replaced.
+    """
 
     def find_spec(self, fullname, path, target=None):
         if fullname != "safetensors":
             return None
-        sys.meta_path.remove(self)
-        try:
-            spec = importlib.util.find_spec(fullname)
-        finally:
-            sys.meta_path.insert(0, self)
-        if spec is None or spec.loader is None:
-            return None
-        self._loader = spec.loader
-        spec.loader = self
-        return spec
+        for finder in list(sys.meta_path):
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None:
+                if spec.loader is not None:
+                    spec.loader = _PatchingLoader(spec.loader, self)
+                return spec
+        return None
 
-    def create_module(self, spec):
-        return self._loader.create_module(spec)
+
+class _PatchingLoader:
+    """The original loader; after it runs the module, safe_open is wrapped."""
+
+    def __init__(self, loader, finder):
+        self._loader = loader
+        self._finder = finder
 
     def exec_module(self, module):
         self._loader.exec_module(module)
-        sys.meta_path[:] = [f for f in sys.meta_path if f is not self]
+        try:
+            sys.meta_path.remove(self._finder)
+        except ValueError:
+            pass
         _patch_loaded()
+
+    def __getattr__(self, name):  # create_module, get_resource_reader, is_package, ...
+        return getattr(self._loader, name)
 
 
 def install() -> None:

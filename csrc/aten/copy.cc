@@ -82,21 +82,21 @@ at::Tensor tpu_to_host(const at::Tensor& src, const at::Tensor& dst) {
   note_host_read();
   runtime::DeviceBufferPtr value = dense_value(src, "aten::copy_");
   at::Tensor host = at::empty(src.sizes(), src.options().device(c10::kCPU));
-  if (host.numel() > 0 && runtime::launch_sink_set()) {
-    // A trace is recording: the copy is a device row of its own, after the
-    // wait for the value's computation.
-    value->buffer().ready_event().await();
-    const int64_t start = runtime::steady_now_ns();
-    value->buffer().to_host(host.data_ptr(), host.nbytes());
-    runtime::report_span({value->device(), start, runtime::steady_now_ns(), "Memcpy DtoH (tpu -> host)",
-                          trace_correlation_id(), runtime::SpanKind::kDeviceToHost});
-  } else if (host.numel() > 0) {
-    // Reads only once the value is computed: this is a sync point.
-    try {
+  try {
+    if (host.numel() > 0 && runtime::launch_sink_set()) {
+      // A trace is recording: the copy is a device row of its own, after
+      // the wait for the value's computation.
+      value->buffer().ready_event().await();
+      const int64_t start = runtime::steady_now_ns();
       value->buffer().to_host(host.data_ptr(), host.nbytes());
-    } catch (const pjrt::PjrtError& e) {
-      raise_device_error("aten::copy_: reading a tpu tensor", e);
+      runtime::report_span({value->device(), start, runtime::steady_now_ns(), "Memcpy DtoH (tpu -> host)",
+                            trace_correlation_id(), runtime::SpanKind::kDeviceToHost});
+    } else if (host.numel() > 0) {
+      // Reads only once the value is computed: this is a sync point.
+      value->buffer().to_host(host.data_ptr(), host.nbytes());
     }
+  } catch (const pjrt::PjrtError& e) {
+    raise_device_error("aten::copy_: reading a tpu tensor", e);
   }
   raise_failed_checks();
   // The download holds the storage's values; a lazily conjugated or negated
@@ -122,7 +122,10 @@ at::Tensor copy_from(const at::Tensor& self_in, const at::Tensor& dst, bool non_
     at::Tensor plain = dst.alias();
     plain._set_conj(false);
     plain._set_neg(false);
-    at::Tensor value = dst.is_conj() ? self.conj() : self;
+    // Converted first, as CPU converts before negating (uint8 3 into a
+    // negated float view stores -3, not -(253)).
+    at::Tensor value = self.scalar_type() == dst.scalar_type() ? self : self.to(dst.scalar_type());
+    if (dst.is_conj()) value = value.conj();
     if (dst.is_neg()) value = value._neg_view();
     copy_from(value, plain, non_blocking);
     return dst;

@@ -68,18 +68,25 @@ void raise_failed_checks() {
     if (pending().empty()) return;
     checks.swap(pending());
   }
+  // One error at a time: the checks not read yet stay pending for the next
+  // sync (a second bad gather must raise too, not read clamped). An op
+  // with several checks flags at most one of them.
+  auto keep_pending_after = [&](size_t i) {
+    std::lock_guard<std::mutex> lock(pending_mutex());
+    pending().insert(pending().begin(), std::make_move_iterator(checks.begin() + i + 1),
+                     std::make_move_iterator(checks.end()));
+  };
   for (size_t i = 0; i < checks.size(); ++i) {
     bool violated = false;
-    checks[i].flag->buffer().to_host(&violated, sizeof violated);
-    if (!violated) continue;
-    // One error at a time: the checks not read yet stay pending for the
-    // next sync (a second bad gather must raise too, not read clamped).
-    PendingCheck failed = std::move(checks[i]);
-    {
-      std::lock_guard<std::mutex> lock(pending_mutex());
-      pending().insert(pending().begin(), std::make_move_iterator(checks.begin() + i + 1),
-                       std::make_move_iterator(checks.end()));
+    try {
+      checks[i].flag->buffer().to_host(&violated, sizeof violated);
+    } catch (...) {  // the flag's program failed: its own error is raised
+      keep_pending_after(i);
+      throw;
     }
+    if (!violated) continue;
+    PendingCheck failed = std::move(checks[i]);
+    keep_pending_after(i);
     raise(failed);
   }
 }

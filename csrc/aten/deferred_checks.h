@@ -22,8 +22,10 @@ enum class CheckError { kIndex, kValue, kRuntime };
 // when it reads true. `message` should name the op and the problem.
 void defer_check(const at::Tensor& violated, CheckError error, std::string message);
 
-// Reads every pending flag and raises the first violated check. Called at
-// sync points; cheap when nothing is pending.
+// Reads the pending flags in order and raises the first violated check;
+// the flags after it stay pending for the next sync (an op that computes
+// several flags sets at most one). Called at sync points; cheap when
+// nothing is pending.
 void raise_failed_checks();
 
 }  // namespace torch_tpu::aten

@@ -213,12 +213,13 @@ at::Tensor& fill_scalar(at::Tensor& self, const c10::Scalar& value) {
 at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value) {
   TORCH_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ",
               value.dim(), " dimensions.");
-  // CPU's fill_ with a tensor value is a copy_, which refuses overlapping
-  // destinations (a scalar fill allows them).
-  at::assert_no_internal_overlap(self);
   // Cast on the host as CPU's fill_ casts a tensor value: wrapped or
-  // saturated, never the overflow error a Python number gets.
+  // saturated, never the overflow error a Python number gets. ATen fills
+  // with a value from another device as with a scalar (overlap allowed).
   if (value.device().is_cpu()) return fill_scalar(self, value.to(self.scalar_type()).item());
+  // A same-device value is a copy_ in ATen, which refuses overlapping
+  // destinations.
+  at::assert_no_internal_overlap(self);
   const ElementType out = to_element_type(self.scalar_type(), "aten::fill_");
   OpCall call{"aten::fill_", std::string(1, static_cast<char>(out)), {value}, {}};
   auto dims = self.sizes().vec();

@@ -74,14 +74,15 @@ Result embedding_bag(const at::Tensor& weight, const at::Tensor& indices, const 
     std::optional<hlo::Value> weights;
     if (t.size() > 3) weights = t[3];
     auto r = ops::lower_embedding_bag(b, t[0], t[1], t[2], weights, m, include_last_offset, padding_idx);
-    std::vector<hlo::Value> results{r.output, r.offset2bag, r.bag_size, r.max_indices,
-                                    ops::index_out_of_range(b, t[1], rows, false)};
-    if (n_offsets > 0) {  // CPU's bounds on the bags: from 0, within the input
+    hlo::Value bad_index = ops::index_out_of_range(b, t[1], rows, false);
+    std::vector<hlo::Value> results{r.output, r.offset2bag, r.bag_size, r.max_indices, bad_index};
+    if (n_offsets > 0) {  // CPU's bounds on the bags (from 0, within the input), when the indices are fine
       const hlo::TensorType one(t[2].dtype(), {});
       hlo::Value first = b.reshape(b.slice(t[2], {0}, {1}, {1}), {});
       hlo::Value last = b.reshape(b.slice(t[2], {n_offsets - 1}, {n_offsets}, {1}), {});
-      results.push_back(b.or_(b.compare(first, b.constant_splat_int(0, one), "NE"),
-                              b.compare(last, b.constant_splat_int(n_indices, one), "GT")));
+      hlo::Value bad_offsets = b.or_(b.compare(first, b.constant_splat_int(0, one), "NE"),
+                                     b.compare(last, b.constant_splat_int(n_indices, one), "GT"));
+      results.push_back(b.and_(b.not_(bad_index), bad_offsets));
     }
     return results;
   });

@@ -193,7 +193,9 @@ at::Tensor repeat_interleave_tensor(const at::Tensor& repeats, std::optional<c10
                     [total, out, totals](hlo::Builder& b, const std::vector<hlo::Value>& t,
                                          const std::vector<hlo::Value>&) {
                       auto [sum, negative] = totals(b, t[0]);
-                      hlo::Value mismatch = b.compare(sum, b.constant_splat_int(total, sum.type()), "NE");
+                      // One error per call: the size's only when no repeat is negative.
+                      hlo::Value mismatch = b.and_(b.not_(negative),
+                                                   b.compare(sum, b.constant_splat_int(total, sum.type()), "NE"));
                       return std::vector<hlo::Value>{
                           b.convert(ops::lower_repeat_interleave_indices(b, t[0], total), out), negative, mismatch};
                     });

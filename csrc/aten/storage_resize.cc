@@ -15,6 +15,7 @@ void resize_storage_bytes(const c10::Storage& storage, size_t new_nbytes) {
   runtime::DeviceBufferPtr old_buffer = old_value.value();
   const int device = old_value.device();
 
+  check_fits_device(static_cast<c10::DeviceIndex>(device), static_cast<double>(new_nbytes), "a storage");
   runtime::DeviceBufferPtr new_buffer;
   if (old_buffer && new_nbytes > 0) {
     const hlo::TensorType& old_type = old_buffer->type();

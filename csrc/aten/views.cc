@@ -33,7 +33,13 @@ at::Tensor& set_storage(at::Tensor& self, at::Storage source, int64_t storage_of
   const size_t itemsize = self.dtype().itemsize();
   const size_t needed = strides ? at::detail::computeStorageNbytes(size, *strides, itemsize, storage_offset)
                                 : at::detail::computeStorageNbytesContiguous(size, itemsize, storage_offset);
-  if (self.numel() > 0 && needed > self.storage().nbytes()) resize_storage_bytes(self.storage(), needed);
+  if (self.numel() > 0 && needed > self.storage().nbytes()) {
+    // The storage's value keeps its own element type (a float64 view over
+    // float32 storage): grow by whole elements of it.
+    const runtime::DeviceBufferPtr value = storage_value(self.storage()).value();
+    const size_t stored = value ? element_size(value->type().dtype) : 1;
+    resize_storage_bytes(self.storage(), (needed + stored - 1) / stored * stored);
+  }
   return self;
 }
 

@@ -176,10 +176,12 @@ hlo::Value log_ndtr(hlo::Builder& b, const hlo::Value& x) {
 // half by symmetry, 1 - p being exact there). The start is sqrt(2)
 // erfinv(2p - 1), except in the tail, where 2p - 1 rounds to -1 (p = 1e-8
 // in f32 gave -inf): there the asymptote of ndtr, ln p ~ -x^2 / 2 - ln|x| -
-// ln(2 pi) / 2, gives x^2 ~ L - ln L - ln(2 pi) with L = -2 ln p. Three
-// Newton steps on log ndtr(x) = ln p then restore full relative accuracy;
-// their slope, ndtr'(x) / ndtr(x) = sqrt(2 / pi) / erfcx(-x / sqrt 2),
-// does not underflow however deep the tail.
+// ln(2 pi) / 2, gives x^2 ~ L - ln L - ln(2 pi) with L = -2 ln p. Below p = 0.05
+// three Newton steps on log ndtr(x) = ln p restore the relative accuracy
+// that 2p - 1 loses; their slope, ndtr'(x) / ndtr(x) = sqrt(2 / pi) /
+// erfcx(-x / sqrt 2), does not underflow however deep the tail. Nearer
+// 0.5 the erfinv start is accurate and a step would not be: the residual's
+// absolute error (an ulp of ln 0.5) swamps an x near 0.
 hlo::Value ndtri(hlo::Builder& b, const hlo::Value& p) {
   hlo::Value upper = b.compare(p, k(b, 0.5, p), "GT");
   hlo::Value q = b.select(upper, b.subtract(k(b, 1, p), p), p);
@@ -189,7 +191,8 @@ hlo::Value ndtri(hlo::Builder& b, const hlo::Value& p) {
   hlo::Value tail = b.negate(b.sqrt(b.subtract(b.subtract(l, b.log(l)), k(b, std::log(2 * kPi), q))));
   hlo::Value in_tail = b.and_(b.compare(q, k(b, 1e-3, q), "LT"), b.compare(q, k(b, 0, q), "GT"));
   hlo::Value x = b.select(in_tail, tail, central);
-  hlo::Value refine = b.and_(b.compare(q, k(b, 0, q), "GT"), b.is_finite(x));
+  hlo::Value refine = b.and_(b.and_(b.compare(q, k(b, 0, q), "GT"), b.compare(q, k(b, 0.05, q), "LT")),
+                             b.is_finite(x));
   hlo::Value log_q = b.log(q);
   for (int i = 0; i < 3; ++i) {
     hlo::Value slope =
