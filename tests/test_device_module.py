@@ -631,6 +631,16 @@ def test_forked_child_is_in_bad_fork():
     assert out.strip() == "ok"
 
 
+def test_sending_a_tpu_tensor_to_another_process_says_what_to_do():
+    from multiprocessing.reduction import ForkingPickler
+
+    x = torch.ones(3, device="tpu")
+    for obj in (x, torch.nn.Parameter(x.clone()), x.untyped_storage()):
+        with pytest.raises(RuntimeError, match=r"cannot be shared with another process.*tensor.cpu\(\)"):
+            ForkingPickler.dumps(obj)
+    assert ForkingPickler.loads(ForkingPickler.dumps(torch.arange(3))).tolist() == [0, 1, 2]  # CPU as before
+
+
 def test_forked_child_reading_a_parent_tensor_raises_instead_of_hanging():
     out = run_python(
         """

@@ -53,6 +53,10 @@ from torch_tpu import _safetensors  # noqa: E402
 
 _safetensors.install()
 
+from torch_tpu import _multiprocessing  # noqa: E402
+
+_multiprocessing.install()
+
 from torch_tpu.fallback import (  # noqa: E402,F401
     cpu_fallback,
     cpu_fallback_counts,
