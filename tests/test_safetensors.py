@@ -49,23 +49,24 @@ def test_safe_open_tensors_and_slices(checkpoint):
         assert f.get_tensor("b").device.type == "cpu"
 
 
-def test_the_import_hook_keeps_safetensors_a_normal_module():
+def test_the_import_hook_keeps_safetensors_a_normal_module(tmp_path):
     code = ("import torch, sys, importlib.util, safetensors; "
             "assert importlib.util.find_spec('safetensors') is not None; "
             "assert safetensors.__loader__.is_package('safetensors'); "
             "assert not any(type(f).__name__ == '_AfterImport' for f in sys.meta_path); print('ok')")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    # Run outside the source tree, which holds torch_tpu without its extension.
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
 
 
 @pytest.mark.parametrize("order", ["safetensors first", "torch first"])
-def test_either_import_order(checkpoint, order):
+def test_either_import_order(checkpoint, order, tmp_path):
     path, _ = checkpoint
     imports = "import safetensors.torch as st; import torch" if order == "safetensors first" else \
         "import torch; import safetensors.torch as st"
     code = f"{imports}; print(st.load_file({str(path)!r}, device='tpu')['w'].device)"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "tpu:0"
 

@@ -2,7 +2,6 @@
 
 #include <c10/util/Exception.h>
 
-#include <iterator>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -68,26 +67,14 @@ void raise_failed_checks() {
     if (pending().empty()) return;
     checks.swap(pending());
   }
-  // One error at a time: the checks not read yet stay pending for the next
-  // sync (a second bad gather must raise too, not read clamped). An op
-  // with several checks flags at most one of them.
-  auto keep_pending_after = [&](size_t i) {
-    std::lock_guard<std::mutex> lock(pending_mutex());
-    pending().insert(pending().begin(), std::make_move_iterator(checks.begin() + i + 1),
-                     std::make_move_iterator(checks.end()));
-  };
-  for (size_t i = 0; i < checks.size(); ++i) {
+  // The first violated check raises; the ones after it are dropped unread,
+  // as CUDA reports one device-side assert. (Keeping them pending raised
+  // stale errors at unrelated later syncs: an op's second check, or the
+  // next op of a chain that failed on the same bad input.)
+  for (const PendingCheck& check : checks) {
     bool violated = false;
-    try {
-      checks[i].flag->buffer().to_host(&violated, sizeof violated);
-    } catch (...) {  // the flag's program failed: its own error is raised
-      keep_pending_after(i);
-      throw;
-    }
-    if (!violated) continue;
-    PendingCheck failed = std::move(checks[i]);
-    keep_pending_after(i);
-    raise(failed);
+    check.flag->buffer().to_host(&violated, sizeof violated);
+    if (violated) raise(check);
   }
 }
 

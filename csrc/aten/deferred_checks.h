@@ -23,9 +23,8 @@ enum class CheckError { kIndex, kValue, kRuntime };
 void defer_check(const at::Tensor& violated, CheckError error, std::string message);
 
 // Reads the pending flags in order and raises the first violated check;
-// the flags after it stay pending for the next sync (an op that computes
-// several flags sets at most one). Called at sync points; cheap when
-// nothing is pending.
+// the others are dropped. Called at sync points; cheap when nothing is
+// pending.
 void raise_failed_checks();
 
 }  // namespace torch_tpu::aten
