@@ -19,7 +19,12 @@ inline void check_out_dtype(const at::Tensor& out, c10::ScalarType expected) {
 inline at::Tensor& write_out(at::Tensor& out, const at::Tensor& value) {
   TORCH_CHECK(c10::canCast(value.scalar_type(), out.scalar_type()), "result type ", value.scalar_type(),
               " can't be cast to the desired output type ", out.scalar_type());
-  at::native::resize_output(out, value.sizes());
+  // A resized out takes the value's layout, as TensorIterator and the
+  // shape functions give a resized out the functional result's strides.
+  if (at::native::resize_output(out, value.sizes()) && !value.is_contiguous() &&
+      value.is_non_overlapping_and_dense()) {
+    out.as_strided_(value.sizes(), value.strides());
+  }
   out.copy_(value);
   return out;
 }

@@ -28,6 +28,7 @@
 #include "aten/elementwise_args.h"
 #include "aten/index_checks.h"
 #include "aten/op_runner.h"
+#include "aten/result_layout.h"
 #include "ops/indexing/advanced_index.h"
 #include "ops/indexing/gather_scatter.h"
 
@@ -378,7 +379,8 @@ at::Tensor index_fill_any(const at::Tensor& self, int64_t dim_in, const at::Tens
     run_checked_into(call, body, self, CheckError::kIndex, message);
     return self;
   }
-  return run_checked(call, body, CheckError::kIndex, message);
+  // CPU fills self.clone(), which keeps self's layout.
+  return in_layout_of(run_checked(call, body, CheckError::kIndex, message), self);
 }
 
 at::Tensor& index_fill_scalar_(at::Tensor& s, int64_t d, const at::Tensor& i, const c10::Scalar& v) {

@@ -19,6 +19,7 @@
 #include "aten/dtypes.h"
 #include "aten/op_runner.h"
 #include "aten/out_args.h"
+#include "aten/result_layout.h"
 #include "ops/broadcast.h"
 #include "ops/nn/losses.h"
 
@@ -246,7 +247,9 @@ at::Tensor& smooth_l1_backward_out(const at::Tensor& grad_output, const at::Tens
 }
 
 at::Tensor huber(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double delta) {
-  return piecewise_loss(kHuber, self, target, reduction, delta);
+  at::Tensor loss = piecewise_loss(kHuber, self, target, reduction, delta);
+  // CPU computes into empty_like(input), so an unreduced loss has its layout.
+  return loss.sizes() == self.sizes() ? in_layout_of(loss, self) : loss;
 }
 
 at::Tensor& huber_out(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double delta,

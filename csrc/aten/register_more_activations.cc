@@ -9,6 +9,7 @@
 #include <ATen/native/Resize.h>
 #include <ATen/ops/leaky_relu.h>
 #include <ATen/ops/leaky_relu_backward.h>
+#include <ATen/ops/narrow.h>
 #include <ATen/ops/result_type.h>
 #include <c10/core/ScalarType.h>
 #include <c10/util/BFloat16.h>
@@ -246,7 +247,13 @@ Prepared glu_call(const at::Tensor& self, int64_t dim) {
   return p;
 }
 
-at::Tensor glu(const at::Tensor& self, int64_t dim) { return run(glu_call(self, dim)); }
+at::Tensor glu(const at::Tensor& self, int64_t dim) {
+  at::Tensor result = run(glu_call(self, dim));
+  if (self.is_contiguous()) return result;
+  // CPU's TensorIterator runs over the two halves: the result takes their layout.
+  const int64_t d = glu_dim(self, dim), half = self.size(d) / 2;
+  return in_iterator_layout(result, {self.narrow(d, 0, half), self.narrow(d, half, half)});
+}
 at::Tensor& glu_out(const at::Tensor& self, int64_t dim, at::Tensor& out) {
   return run_into(glu_call(self, dim), out, false, true);
 }
