@@ -69,23 +69,34 @@ struct Prepared {
   ArgSlot self, other;
   bool has_alpha = false;
   ElementType out;
+  ElementType compute;  // out, or f32 where a reduced float meets a CPU scalar or alpha
   ops::RoundingMode mode;
   bool zero_flag = false;  // a second output: some integer divisor is zero
 };
 
 Prepared prepare(Binary op, const at::Tensor& self, const at::Tensor& other,
                  const c10::Scalar& alpha, ops::RoundingMode mode, c10::ScalarType dtype) {
-  Prepared p{OpCall{op_name(op), "", {}, {}}, {}, {}, false, to_element_type(dtype, op_name(op)), mode};
+  const ElementType out = to_element_type(dtype, op_name(op));
+  Prepared p{OpCall{op_name(op), "", {}, {}}, {}, {}, false, out, out, mode};
   // A Python number meets the tensor's dtype as CPU's kernels cast it: an
-  // integer out of range wraps (uint8 + 300 adds 44), a float overflows to inf.
-  p.self = add_operand(p.call, self, dtype);
-  p.other = add_operand(p.call, other, dtype);
+  // integer out of range wraps (uint8 + 300 adds 44), a float overflows to
+  // inf. Reduced floats (f16, bf16) multiply and divide by it in f32 and
+  // round only the result, as CPU's and CUDA's kernels do (their opmath
+  // type): f16 x / 65536 is not 0. add and sub round it to the tensor's
+  // dtype, as CPU's do, and compute x + alpha * y in f32 (CPU's fused
+  // multiply-add).
+  const bool reduced = opmath(dtype) != dtype;
+  const bool wide_scalars = reduced && (op == Binary::kMul || op == Binary::kDiv);
+  const c10::ScalarType scalar_dtype = wide_scalars ? opmath(dtype) : dtype;
+  p.self = add_operand(p.call, self, scalar_dtype);
+  p.other = add_operand(p.call, other, scalar_dtype);
   if ((op == Binary::kAdd || op == Binary::kSub) && !(alpha.isIntegral(true) && alpha.toLong() == 1)) {
     TORCH_CHECK(!c10::isIntegralType(dtype, true) || alpha.isIntegral(true),
                 "For integral input tensors, argument alpha must not be a floating point number.");
-    p.call.scalars.push_back({p.out, alpha});
+    p.call.scalars.push_back({out, alpha});
     p.has_alpha = true;
   }
+  if ((wide_scalars && (p.self.scalar || p.other.scalar)) || (reduced && p.has_alpha)) p.compute = ElementType::kF32;
   // Integer division by zero (trunc / floor) raises as on CPU: at once for a
   // scalar divisor, at the next sync for a tensor element (a deferred check).
   if (op == Binary::kDiv && mode != ops::RoundingMode::kTrue && c10::isIntegralType(dtype, true)) {
@@ -96,6 +107,7 @@ Prepared prepare(Binary op, const at::Tensor& self, const at::Tensor& other,
     }
   }
   p.call.attributes.push_back(static_cast<char>(p.out));
+  p.call.attributes.push_back(static_cast<char>(p.compute));
   p.call.attributes.push_back(static_cast<char>(mode));
   p.call.attributes.push_back(p.zero_flag ? 'z' : '-');
   append_slot(p.call.attributes, p.self);
@@ -104,8 +116,8 @@ Prepared prepare(Binary op, const at::Tensor& self, const at::Tensor& other,
 }
 
 LoweringBody body(Binary op, const Prepared& p) {
-  return [op, self = p.self, other = p.other, has_alpha = p.has_alpha, out = p.out, mode = p.mode,
-          flag = p.zero_flag](hlo::Builder& b, const std::vector<hlo::Value>& tensors,
+  return [op, self = p.self, other = p.other, has_alpha = p.has_alpha, out = p.out, wide = p.compute,
+          mode = p.mode, flag = p.zero_flag](hlo::Builder& b, const std::vector<hlo::Value>& tensors,
                               const std::vector<hlo::Value>& scalars) {
     const hlo::Value& x = self.pick(tensors, scalars);
     const hlo::Value& y = other.pick(tensors, scalars);
@@ -113,7 +125,7 @@ LoweringBody body(Binary op, const Prepared& p) {
     if (has_alpha) alpha = scalars.back();
     // 8-bit floats compute in f32 and round once, saturating as CPU's
     // e4m3fn multiply does (XLA's own narrowing would make NaN of overflow).
-    const ElementType compute = is_float8(out) ? ElementType::kF32 : out;
+    const ElementType compute = is_float8(out) ? ElementType::kF32 : wide;
     auto narrowed = [&](const hlo::Value& r) { return std::vector<hlo::Value>{ops::convert_to(b, r, out)}; };
     switch (op) {
       case Binary::kAdd: return narrowed(ops::lower_add(b, x, y, alpha, compute));

@@ -368,6 +368,7 @@ struct Binary {
   ScalarType result;
   std::vector<int64_t> shape;
   bool zero_flag = false;  // a second output: some integer divisor is zero
+  ScalarType compute;      // result, or f32 (below)
 };
 
 ArgSlot add_binary_arg(OpCall& call, const Arg& a, ScalarType result) {
@@ -379,8 +380,13 @@ ArgSlot add_binary_arg(OpCall& call, const Arg& a, ScalarType result) {
 Binary binary_call(BinaryMathOp op, const Arg& a, const Arg& b) {
   const BinarySpec s = binary_spec(op);
   Binary p{OpCall{s.name, "", {}, {}}, {}, {}, binary_result(s, a, b), result_shape(a, b)};
+  // A reduced float floor-divided by a CPU scalar takes it in f32, as CPU's
+  // and CUDA's div_floor kernels do (f16 1 // 0.1 is 9, not 10).
+  const bool wide_divisor = op == BinaryMathOp::kFloorDivide && opmath(p.result) != p.result &&
+                            (!b.tensor || (b.tensor->device().is_cpu() && b.tensor->dim() == 0));
+  p.compute = wide_divisor ? opmath(p.result) : p.result;
   p.x = add_binary_arg(p.call, a, p.result);
-  p.y = add_binary_arg(p.call, b, p.result);
+  p.y = add_binary_arg(p.call, b, p.compute);
   if (s.zero_divisor_check && c10::isIntegralType(p.result, false)) {
     if (p.y.scalar) {
       TORCH_CHECK(p.call.scalars[p.y.index].value.toLong() != 0, "ZeroDivisionError");
@@ -390,6 +396,7 @@ Binary binary_call(BinaryMathOp op, const Arg& a, const Arg& b) {
   }
   p.call.attributes.push_back(static_cast<char>(op));
   append_type(p.call.attributes, p.result);
+  append_type(p.call.attributes, p.compute);
   append_slot(p.call.attributes, p.x);
   append_slot(p.call.attributes, p.y);
   p.call.attributes.push_back(p.zero_flag ? 'z' : '-');
@@ -397,11 +404,12 @@ Binary binary_call(BinaryMathOp op, const Arg& a, const Arg& b) {
 }
 
 LoweringBody binary_body(BinaryMathOp op, const Binary& p) {
-  return [op, x = p.x, y = p.y, flag = p.zero_flag, out = to_element_type(p.result)](
-             hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>& s) {
+  return [op, x = p.x, y = p.y, flag = p.zero_flag, out = to_element_type(p.result),
+          compute = to_element_type(p.compute)](hlo::Builder& b, const std::vector<hlo::Value>& t,
+                                                const std::vector<hlo::Value>& s) {
     const hlo::Value& l = x.pick(t, s);
     const hlo::Value& r = y.pick(t, s);
-    std::vector<hlo::Value> results{ops::lower_binary_math(b, op, l, r, out)};
+    std::vector<hlo::Value> results{ops::convert_to(b, ops::lower_binary_math(b, op, l, r, compute), out)};
     if (flag) {
       // only divisors that meet a dividend count (an empty result divides nothing)
       hlo::Value divisor = ops::broadcast_to(b, ops::convert_to(b, r, out), results[0].dims());

@@ -13,6 +13,7 @@
 #include "aten/elementwise_args.h"
 #include "aten/op_runner.h"
 #include "aten/result_layout.h"
+#include "ops/broadcast.h"
 #include "ops/elementwise/pointwise.h"
 
 namespace torch_tpu::aten {
@@ -32,29 +33,33 @@ struct Call {
   OpCall op;
   std::vector<ArgSlot> slots;
   ElementType out;
+  // f32 for reduced floats (f16, bf16): CPU's and CUDA's kernels compute
+  // these ops in their opmath type, scalars included, and round once.
+  ElementType compute;
 };
 
 Call prepare(const char* name, const std::vector<Arg>& args, c10::ScalarType dtype) {
-  Call c{OpCall{name, "", {}, {}}, {}, to_element_type(dtype, name)};
+  Call c{OpCall{name, "", {}, {}}, {}, to_element_type(dtype, name), to_element_type(opmath(dtype), name)};
   for (const Arg& a : args) {
     if (a.tensor) {
-      c.slots.push_back(add_arg(c.op, *a.tensor, c.out));
+      c.slots.push_back(add_arg(c.op, *a.tensor, c.compute));
     } else {
-      c.op.scalars.push_back({c.out, a.scalar});
+      c.op.scalars.push_back({c.compute, a.scalar});
       c.slots.push_back({true, c.op.scalars.size() - 1});
     }
     append_slot(c.op.attributes, c.slots.back());
   }
   c.op.attributes.push_back(static_cast<char>(c.out));
+  c.op.attributes.push_back(static_cast<char>(c.compute));
   return c;
 }
 
 LoweringBody body_of(const Call& c, Lower lower) {
-  return [slots = c.slots, out = c.out, lower](hlo::Builder& b, const std::vector<hlo::Value>& t,
-                                               const std::vector<hlo::Value>& s) {
+  return [slots = c.slots, out = c.out, compute = c.compute, lower](
+             hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>& s) {
     std::vector<hlo::Value> values;
     for (const ArgSlot& slot : slots) values.push_back(slot.pick(t, s));
-    return std::vector<hlo::Value>{lower(b, values, out)};
+    return std::vector<hlo::Value>{ops::convert_to(b, lower(b, values, compute), out)};
   };
 }
 
