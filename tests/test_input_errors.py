@@ -98,3 +98,45 @@ def test_embedding_bag_offsets_are_checked(offsets):
                     torch.tensor(offsets), match="offsets")
     assert_same(lambda w, i, o: F.embedding_bag(i, w, o), torch.randn(10, 3), torch.tensor([1, 2, 3, 4]),
                 torch.tensor([0, 2]))
+
+
+_SPD = torch.tensor([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+
+
+@pytest.mark.parametrize(
+    "name, fn",
+    [
+        ("solve", lambda a, o: torch.linalg.solve(a, a[:, :2], out=o)),
+        ("det", lambda a, o: torch.linalg.det(a, out=o)),
+        ("svdvals", lambda a, o: torch.linalg.svdvals(a, out=o)),
+        ("eigvalsh", lambda a, o: torch.linalg.eigvalsh(a, out=o)),
+        ("cholesky", lambda a, o: torch.linalg.cholesky(a, out=o)),
+        ("lu_solve", lambda a, o: torch.linalg.lu_solve(*torch.linalg.lu_factor(a), a, out=o)),
+        ("slogdet", lambda a, o: torch.linalg.slogdet(a, out=(o, o.clone()))),
+        ("histc", lambda a, o: torch.histc(a, out=o)),
+        ("ihfft", lambda a, o: torch.fft.ihfft(a[0], out=o.to(torch.complex128))),
+        ("conj_physical", lambda a, o: torch.conj_physical(a, out=o)),
+    ],
+)
+def test_out_of_a_wider_dtype_is_refused_where_cpu_refuses_it(name, fn):
+    # Structured kernels (and TensorIterator's unary ops) need out's dtype exactly.
+    raises_like_cpu(lambda a: fn(a, torch.empty(0, dtype=torch.float64, device=a.device)), _SPD)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda a, o: torch.fft.fft(a[0].to(torch.complex64), out=o.to(torch.complex128)),
+        lambda a, o: torch.fft.rfft(a[0], out=o.to(torch.complex128)),
+        lambda a, o: torch.fft.irfft(a[0].to(torch.complex64), out=o),
+        lambda a, o: torch.cholesky_inverse(a, out=o),
+        lambda a, o: torch.linalg.householder_product(a, a[0], out=o),
+    ],
+)
+def test_out_of_a_wider_dtype_is_accepted_where_cpu_accepts_it(fn):
+    # These copy their result into out, casting it.
+    out = lambda device: torch.empty(0, dtype=torch.float64, device=device)
+    expected = fn(_SPD, out("cpu"))
+    actual = fn(_SPD.to(TPU), out(TPU))
+    assert actual.dtype == expected.dtype
+    torch.testing.assert_close(actual.cpu(), expected)

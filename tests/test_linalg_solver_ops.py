@@ -59,6 +59,23 @@ def test_cholesky_ex(upper):
     assert_same(lambda a: torch.linalg.cholesky(a), spd((5, 5), dtype=torch.float64), rtol=1e-10, atol=1e-10)
 
 
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_reads_only_its_triangle(upper):
+    # LAPACK's uplo: the upper factor reads the upper triangle, the lower one
+    # the lower triangle; the other triangle may hold anything.
+    a = spd((2, 4, 4)) + torch.triu(rand((2, 4, 4), seed=3), 1) * (1 if upper else 0)
+    a = a + torch.tril(rand((2, 4, 4), seed=4), -1) * (0 if upper else 1)
+    assert_same(lambda t: torch.linalg.cholesky_ex(t, upper=upper), a, **TOL)
+    assert_same(lambda t: torch.linalg.cholesky(t, upper=upper), torch.tensor([[4.0, 2.0], [0.0, 3.0]]), **TOL)
+    # not positive-definite in the triangle read: the same info as LAPACK
+    bad = spd((4, 4))
+    if upper:
+        bad[1, 3] = 100.0
+    else:
+        bad[3, 1] = 100.0
+    assert_same(lambda t: torch.linalg.cholesky_ex(t, upper=upper).info, bad)
+
+
 def test_cholesky_not_positive_definite():
     a = spd((3, 4, 4))
     a[1, 2, 2] = -100.0

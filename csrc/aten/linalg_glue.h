@@ -56,7 +56,18 @@ inline void check_same_dtype(const Tensor& a, const Tensor& other, const char* a
               a.scalar_type(), " and B of type ", other.scalar_type(), " instead");
 }
 
+// The linalg out= ops are structured kernels in ATen: out must have the
+// result's dtype exactly (CPU refuses a float64 out for float32 input).
 inline void write(Tensor& out, const Tensor& value) {
+  TORCH_CHECK(value.scalar_type() == out.scalar_type(), "Expected out tensor to have dtype ",
+              value.dtype(), ", but got ", out.dtype(), " instead");
+  at::native::resize_output(out, value.sizes());
+  out.copy_(value);
+}
+
+// The few that are not structured (cholesky_inverse, householder_product)
+// copy into out: any dtype the result casts to.
+inline void write_castable(Tensor& out, const Tensor& value) {
   TORCH_CHECK(c10::canCast(value.scalar_type(), out.scalar_type()), "Expected out tensor to have dtype ",
               value.dtype(), ", but got ", out.dtype(), " instead");
   at::native::resize_output(out, value.sizes());

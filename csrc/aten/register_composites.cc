@@ -204,6 +204,9 @@ Tensor tpu_histc(const Tensor& self, int64_t bins, const c10::Scalar& min, const
 }
 
 Tensor& tpu_histc_out(const Tensor& self, int64_t bins, const c10::Scalar& min, const c10::Scalar& max, Tensor& out) {
+  TORCH_CHECK(out.scalar_type() == self.scalar_type(),
+              "torch.histogram: input tensor and hist tensor should have the same dtype, but got input ",
+              self.scalar_type(), " and hist ", out.scalar_type());
   return write_out(out, tpu_histc(self, bins, min, max));
 }
 
@@ -433,6 +436,9 @@ std::vector<hlo::Value> conj_body(hlo::Builder& b, const std::vector<hlo::Value>
 }
 
 Tensor& tpu_conj_physical_out(const Tensor& self, Tensor& out) {
+  // CPU's unary TensorIterator refuses an out of another dtype (ihfft's out= goes through here).
+  TORCH_CHECK(out.scalar_type() == self.scalar_type(), "Found dtype ", out.scalar_type(), " but expected ",
+              self.scalar_type());
   if (!self.is_complex()) return write_out(out, self);
   return write_out(out, run_op(conj_call(self), conj_body).at(0));
 }

@@ -51,8 +51,9 @@ std::string key(const char* kind, const std::vector<int64_t>& dims, int64_t norm
 }
 
 at::Tensor& write_out(const at::Tensor& result, at::Tensor& out) {
-  TORCH_CHECK(out.scalar_type() == result.scalar_type(), "Expected out tensor to have dtype ", result.dtype(),
-              ", but got ", out.dtype(), " instead");
+  // CPU's out= kernels compute, then copy into out: any dtype the result casts to.
+  TORCH_CHECK(c10::canCast(result.scalar_type(), out.scalar_type()), "Expected out tensor to have dtype ",
+              result.dtype(), ", but got ", out.dtype(), " instead");
   at::native::resize_output(out, result.sizes());
   out.copy_(result);
   return out;

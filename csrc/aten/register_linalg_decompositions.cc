@@ -87,7 +87,7 @@ Tensor tpu_householder_product(const Tensor& input, const Tensor& tau) {
 }
 
 Tensor& tpu_householder_product_out(const Tensor& input, const Tensor& tau, Tensor& out) {
-  write(out, tpu_householder_product(input, tau));
+  write_castable(out, tpu_householder_product(input, tau));
   return out;
 }
 

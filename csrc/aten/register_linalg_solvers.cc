@@ -89,7 +89,7 @@ Tensor tpu_cholesky_inverse(const Tensor& self, bool upper) {
 }
 
 Tensor& tpu_cholesky_inverse_out(const Tensor& self, bool upper, Tensor& out) {
-  write(out, tpu_cholesky_inverse(self, upper));
+  write_castable(out, tpu_cholesky_inverse(self, upper));
   return out;
 }
 

@@ -80,8 +80,11 @@ hlo::Value first_bad_pivot(hlo::Builder& b, const hlo::Value& a) {
 
 }  // namespace
 
-std::pair<hlo::Value, hlo::Value> lower_cholesky_ex(hlo::Builder& b, const hlo::Value& a, bool upper) {
-  const std::vector<int64_t> batch = matrix::batch_dims(a);
+std::pair<hlo::Value, hlo::Value> lower_cholesky_ex(hlo::Builder& b, const hlo::Value& input, bool upper) {
+  const std::vector<int64_t> batch = matrix::batch_dims(input);
+  // The upper factor reads the upper triangle, as LAPACK's uplo = 'U' does:
+  // it is the lower factor of A^H (whose lower triangle that is), transposed.
+  const hlo::Value a = upper ? matrix::transpose(b, input, true) : input;
   if (is_empty(a)) {
     return {b.constant_splat(0, a.type()), b.constant_splat(0, hlo::TensorType(ElementType::kS32, batch))};
   }

@@ -11,8 +11,9 @@
 
 namespace torch_tpu::ops {
 
-// (L, info) or (L^H, info) when `upper`: the factor of the lower triangle
-// of `a`, the other triangle zero. info (i32, batch shape) is k when the
+// (L, info) with L L^H = A read from the lower triangle of `a`, or, when
+// `upper`, (U, info) with U^H U = A read from the upper triangle (LAPACK's
+// uplo); the other triangle zero. info (i32, batch shape) is k when the
 // leading minor of order k is not positive-definite (the first k with no
 // positive pivot), 0 otherwise, as LAPACK's potrf reports it.
 std::pair<hlo::Value, hlo::Value> lower_cholesky_ex(hlo::Builder& b, const hlo::Value& a, bool upper);
