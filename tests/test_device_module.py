@@ -399,6 +399,45 @@ def test_memory_stats():
     torch.tpu.empty_cache()
 
 
+def test_memory_stats_have_cuda_keys_and_agree_with_torch_accelerator():
+    torch.tpu.reset_peak_memory_stats()
+    torch.tpu.reset_accumulated_memory_stats()
+    a = torch.ones(1 << 18, device="tpu")
+    b = torch.ones(1 << 18, device="tpu")
+    del b
+    stats, generic = torch.tpu.memory_stats(), torch.accelerator.memory_stats()
+    assert set(stats) == set(generic)  # every torch.cuda.memory_stats() key
+    for key in ("allocation.all.peak", "active.all.peak", "num_device_alloc", "num_device_free",
+                "allocated_bytes.all.peak", "requested_bytes.all.current", "segment.all.current"):
+        assert stats[key] == generic[key], key
+    assert stats["allocation.all.peak"] >= 2  # both buffers were live at once
+    assert stats["num_device_alloc"] >= 2 and stats["num_device_free"] >= 1
+    del a
+
+
+def test_out_of_memory_errors_are_counted():
+    before = torch.tpu.memory_stats()["num_ooms"]
+    with pytest.raises(torch.OutOfMemoryError):
+        torch.empty(10**13, device="tpu")
+    assert torch.tpu.memory_stats()["num_ooms"] == torch.accelerator.memory_stats()["num_ooms"] == before + 1
+
+
+@pytest.mark.parametrize("sync", ["accelerator", "stream", "event"])
+def test_every_synchronize_raises_a_pending_device_error(sync):
+    # As a device assert surfaces at any CUDA synchronize.
+    bad = torch.arange(5, device="tpu")[torch.tensor([7], device="tpu")]
+    with pytest.raises(IndexError, match="out of bounds"):
+        if sync == "accelerator":
+            torch.accelerator.synchronize()
+        elif sync == "stream":
+            torch.tpu.current_stream().synchronize()
+        else:
+            event = torch.tpu.Event()
+            event.record()
+            event.synchronize()
+    del bad
+
+
 def test_out_of_memory_is_torch_out_of_memory_error():
     # A storage larger than the device is refused when it is made, as on CUDA.
     for make in (lambda: torch.empty(10**13, device="tpu"), lambda: torch.randn(10**6, 10**6, device="tpu"),

@@ -69,7 +69,7 @@ c10::CachingDeviceAllocator::DeviceStats device_stats(c10::DeviceIndex device) {
   bytes.freed = s.freed_total.load();
   c10::CachingDeviceAllocator::Stat count;
   count.current = s.num_buffers.load();
-  count.peak = count.current;
+  count.peak = s.peak_buffers.load();
   count.allocated = s.num_allocs.load();
   count.freed = s.num_frees.load();
   for (auto* array : {&out.allocated_bytes, &out.reserved_bytes, &out.active_bytes, &out.requested_bytes}) {
@@ -78,6 +78,9 @@ c10::CachingDeviceAllocator::DeviceStats device_stats(c10::DeviceIndex device) {
   out.allocation[aggregate] = count;
   out.segment[aggregate] = count;
   out.active[aggregate] = count;
+  out.num_device_alloc = s.num_allocs.load();
+  out.num_device_free = s.num_frees.load();
+  out.num_ooms = s.num_ooms.load();
   return out;
 }
 
@@ -160,6 +163,7 @@ void check_fits_device(c10::DeviceIndex device, double nbytes, const std::string
   if (nbytes <= static_cast<double>(size_t{1} << 30)) return;  // no device is smaller
   const size_t capacity = device_capacity(device);
   if (capacity == 0 || nbytes <= static_cast<double>(capacity)) return;
+  runtime::memory_stats(device).num_ooms.fetch_add(1, std::memory_order_relaxed);
   throw c10::OutOfMemoryError({__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
                               "tpu out of memory. Tried to allocate " + gib(nbytes) + " for " + what + ". tpu:" +
                                   std::to_string(device) + " has a total capacity of " +

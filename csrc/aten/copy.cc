@@ -96,7 +96,7 @@ at::Tensor tpu_to_host(const at::Tensor& src, const at::Tensor& dst) {
       value->buffer().to_host(host.data_ptr(), host.nbytes());
     }
   } catch (const pjrt::PjrtError& e) {
-    raise_device_error("aten::copy_: reading a tpu tensor", e);
+    raise_device_error("aten::copy_: reading a tpu tensor", e, value->device());
   }
   raise_failed_checks();
   // The download holds the storage's values; a lazily conjugated or negated

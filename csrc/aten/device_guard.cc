@@ -21,6 +21,7 @@
 #include <mutex>
 #include <string>
 
+#include "aten/deferred_checks.h"
 #include "aten/fused_graph.h"
 #include "runtime/current_device.h"
 #include "runtime/device_buffer.h"
@@ -254,6 +255,9 @@ class TpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
     c10::DeviceIndex index = resolve_device_index(device_index);
     check_device_index(index);
     synchronize_device(index);
+    // A device-side error pending from earlier work surfaces here, as a
+    // device assert does at any CUDA synchronize.
+    raise_failed_checks();
   }
 
   void record(void** event, const c10::Stream& stream, const c10::DeviceIndex device_index,
@@ -292,6 +296,7 @@ class TpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
     auto* e = as_event(event);
     if (e == nullptr || !e->recorded) return;
     synchronize_device(e->device);
+    raise_failed_checks();
   }
 
   void destroyEvent(void* event, const c10::DeviceIndex) const noexcept override {

@@ -422,7 +422,7 @@ void synchronize_device(int device) {
   try {
     runtime::synchronize(device);
   } catch (const pjrt::PjrtError& e) {
-    raise_device_error("torch.tpu.synchronize: a tpu program", e);
+    raise_device_error("torch.tpu.synchronize: a tpu program", e, device);
   }
 }
 

@@ -378,9 +378,10 @@ void keep_loaded_executables_bounded() {
 
 }  // namespace
 
-void raise_device_error(const std::string& what, const std::exception& error) {
+void raise_device_error(const std::string& what, const std::exception& error, int device) {
   const auto* pjrt_error = dynamic_cast<const pjrt::PjrtError*>(&error);
   if (pjrt_error && pjrt_error->is_out_of_memory()) {
+    runtime::memory_stats(device).num_ooms.fetch_add(1, std::memory_order_relaxed);
     throw c10::OutOfMemoryError({__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
                                 what + ": tpu out of memory: " + error.what());
   }
@@ -408,7 +409,7 @@ std::vector<pjrt::Buffer> launch_program_keeping(const std::string& key, const c
   try {
     result = executable->execute(args, device, non_donatable);
   } catch (const pjrt::PjrtError& e) {
-    raise_device_error(std::string(op) + ": launching the tpu program", e);
+    raise_device_error(std::string(op) + ": launching the tpu program", e, device);
   }
   runtime::track_completion(device, std::move(result.done), launch_ns, {op, trace_correlation_id()});
   if (eager_mode() == EagerMode::kDebug) {

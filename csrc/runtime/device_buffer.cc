@@ -23,7 +23,10 @@ void count(const void* id, int device, int64_t bytes, bool created) {
   auto& stats = memory_stats(device);
   if (created) {
     stats.add(bytes);
-    stats.num_buffers.fetch_add(1, std::memory_order_relaxed);
+    const int64_t live = stats.num_buffers.fetch_add(1, std::memory_order_relaxed) + 1;
+    int64_t seen = stats.peak_buffers.load(std::memory_order_relaxed);
+    while (live > seen && !stats.peak_buffers.compare_exchange_weak(seen, live, std::memory_order_relaxed)) {
+    }
     stats.num_allocs.fetch_add(1, std::memory_order_relaxed);
   } else {
     stats.sub(bytes);

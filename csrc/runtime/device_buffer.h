@@ -23,7 +23,9 @@ struct DeviceMemoryStats {
   std::atomic<int64_t> allocated{0};
   std::atomic<int64_t> peak{0};
   std::atomic<int64_t> num_buffers{0};
+  std::atomic<int64_t> peak_buffers{0};
   std::atomic<int64_t> num_allocs{0};  // cumulative
+  std::atomic<int64_t> num_ooms{0};    // cumulative: out-of-memory errors raised
   std::atomic<int64_t> num_frees{0};   // cumulative
   std::atomic<int64_t> allocated_total{0};  // cumulative bytes
   std::atomic<int64_t> freed_total{0};      // cumulative bytes
@@ -33,10 +35,14 @@ struct DeviceMemoryStats {
     allocated.fetch_sub(bytes, std::memory_order_relaxed);
     freed_total.fetch_add(bytes, std::memory_order_relaxed);
   }
-  void reset_peak() { peak.store(allocated.load()); }
+  void reset_peak() {
+    peak.store(allocated.load());
+    peak_buffers.store(num_buffers.load());
+  }
   void reset_accumulated() {
     num_allocs.store(0);
     num_frees.store(0);
+    num_ooms.store(0);
     allocated_total.store(0);
     freed_total.store(0);
   }
