@@ -56,9 +56,13 @@ def train(step_fn: Callable[[int], torch.Tensor], device: str, steps: int, warmu
 def parse_args(description: str, steps: int) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--device", default="tpu")
-    parser.add_argument("--steps", type=int, default=steps)
+    parser.add_argument("--steps", type=int, default=steps,
+                        help="training steps (at least 3: the first 2 warm up and are not timed)")
     parser.add_argument("--compare-cpu", action="store_true", help="also run on CPU and print the loss drift")
-    return parser.parse_args()
+    args = parser.parse_args()
+    if args.steps < 3:
+        parser.error("--steps must be at least 3 (2 warm-up steps, then the timed ones)")
+    return args
 
 
 def run_example(name: str, doc: str, make_step, steps: int):

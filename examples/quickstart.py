@@ -9,6 +9,7 @@ the CPU.
 
 from __future__ import annotations
 
+import argparse
 import time
 
 import torch
@@ -57,6 +58,7 @@ def train(device: str, steps: int = 60, batch: int = 64):
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()  # --help; no options
     print(f"torch-tpu: platform '{torch.tpu.platform()}', {torch.tpu.device_count()} device(s), "
           f"{torch.tpu.get_device_name()}")
     losses, speed, accuracy = train("tpu")

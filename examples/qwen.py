@@ -4,7 +4,7 @@ rotary embeddings, SwiGLU, tied embeddings) built from a config in code,
 trained briefly, then greedy generation with a static KV cache.
 
 Nothing is downloaded: the config is written here and the weights are
-random. Needs `transformers` (installed by `bash dev.sh setup`).
+random. Needs `transformers` (installed by `bash dev.sh example` or `bash dev.sh test`).
 
     python examples/qwen.py [--device tpu] [--steps 20] [--compare-cpu]
 """

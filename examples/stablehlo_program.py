@@ -11,6 +11,7 @@ and steps per second.
 
 from __future__ import annotations
 
+import argparse
 import time
 
 import numpy as np
@@ -46,6 +47,7 @@ def training_step_program() -> str:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()  # --help; no options
     info = runtime.info()
     print(f"torch-tpu on platform '{info['platform']}' ({info['device_kind']}, "
           f"{info['device_count']} devices), XLA plugin API {info['pjrt_api_version']}")

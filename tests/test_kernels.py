@@ -484,6 +484,14 @@ def test_registration_errors_name_the_op():
     with pytest.raises(TypeError, match="expected a custom op"):
         kernels.register_stablehlo(42, lambda b: None)
 
+    @torch.library.custom_op("kerneltest::returns_int", mutates_args=())
+    def returns_int(x: torch.Tensor) -> int:
+        return 1
+
+    # refused when registered, not at the first call
+    with pytest.raises(TypeError, match="kerneltest::returns_int: kernels can implement ops that return a tensor"):
+        kernels.register_stablehlo(returns_int, lambda b, x: x)
+
 
 # ---- the persistent cache ---------------------------------------------------------
 

@@ -196,6 +196,9 @@ class _KernelFamily:
                              f"({schema}); return the new value instead")
         self.declared = [str(r.type) for r in schema.returns]
         self.returns_list = self.declared == ["List[Tensor]"]
+        if not self.returns_list and (not self.declared or self.declared != ["Tensor"] * len(self.declared)):
+            raise TypeError(f"{self.name}: kernels can implement ops that return a tensor, a tuple of tensors "
+                            f"or a list of tensors; this one returns ({', '.join(self.declared)})")
         self.make = make
         self.kernels: dict[tuple, Kernel] = {}
 
@@ -229,9 +232,6 @@ class _KernelFamily:
         declared = self.declared
         if self.returns_list:
             return
-        if declared != ["Tensor"] * len(declared):
-            raise TypeError(f"{self.name}: kernels can implement ops that return tensors, a tuple of tensors "
-                            f"or a list of tensors; this one returns ({', '.join(declared)})")
         if n != len(declared):
             raise TypeError(f"{self.name}: the kernel returns {n} tensors, the op declares {len(declared)}")
 
