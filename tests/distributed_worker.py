@@ -323,6 +323,39 @@ def scenario_collectives() -> None:
         else:
             raise AssertionError(f"all_reduce of {dtype} did not raise")
 
+    # Moves of dtypes gloo has no type for travel as their bytes, as NCCL
+    # moves them: int16, the wide unsigned types, complex (gather too).
+    for dtype in (torch.int16, torch.uint16, torch.uint32, torch.uint64, torch.complex64, torch.complex128):
+        def value(r, shape=(2, 3)):
+            base = rank_tensor(r, shape, torch.int64) * 7 + 2**40 * (dtype == torch.uint64)
+            return base.to(dtype) if not dtype.is_complex else torch.complex(base.double(), -base.double()).to(dtype)
+        want = torch.cat([value(r) for r in range(WORLD)])
+        t = value(RANK).to(dev)
+        dist.broadcast(t, src=1)
+        check(t, value(1), f"broadcast {dtype}")
+        gathered = torch.empty(WORLD * 2, 3, dtype=dtype, device=dev)
+        dist.all_gather_into_tensor(gathered, value(RANK).to(dev))
+        check(gathered, want, f"all_gather_into_tensor {dtype}")
+        parts = [torch.empty(2, 3, dtype=dtype, device=dev) for _ in range(WORLD)]
+        dist.all_gather(parts, value(RANK).to(dev))
+        check(torch.cat(parts), want, f"all_gather {dtype}")
+        outs = [torch.empty(2, 3, dtype=dtype, device=dev) for _ in range(WORLD)] if RANK == 0 else None
+        dist.gather(value(RANK).to(dev), outs, dst=0)
+        if RANK == 0:
+            check(torch.cat(outs), want, f"gather {dtype}")
+        mine = torch.empty(2, 3, dtype=dtype, device=dev)
+        dist.scatter(mine, [value(r).to(dev) for r in range(WORLD)] if RANK == 0 else None, src=0)
+        check(mine, value(RANK), f"scatter {dtype}")
+        # uneven splits along dim 0 of a 1-D tensor
+        source = value(RANK, (WORLD + 1,)).to(dev)
+        in_splits = [2] + [1] * (WORLD - 1)
+        out_splits = [2 if RANK == 0 else 1] * WORLD
+        out = torch.empty(sum(out_splits), dtype=dtype, device=dev)
+        dist.all_to_all_single(out, source, out_splits, in_splits)
+        expected = torch.cat([value(r, (WORLD + 1,))[sum(([2] + [1] * (WORLD - 1))[:RANK]):][:out_splits[r]]
+                              for r in range(WORLD)])
+        check(out, expected, f"all_to_all_single {dtype}")
+
     # Coalesced forms, of tpu and of CPU tensors (the CPU ones run on gloo
     # asynchronously: the call must still return their results).
     for dev_ in ("tpu", "cpu"):

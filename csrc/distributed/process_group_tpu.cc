@@ -53,10 +53,26 @@ at::Tensor host_copy(const at::Tensor& t) {
       .contiguous();
 }
 
-// What gloo moves: 8-bit floats as their bytes (gloo has no 8-bit float
-// type; moving bits needs none). A view, so results land in `host`.
+// Whether gloo has a type of its own for `t` (the collectives that compute
+// on values need one).
+bool gloo_has_type(c10::ScalarType t) {
+  switch (t) {
+    case at::kFloat: case at::kDouble: case at::kHalf: case at::kBFloat16:
+    case at::kChar: case at::kByte: case at::kBool: case at::kInt: case at::kLong:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// What gloo moves: values of a dtype it has no type for (8-bit floats,
+// int16, the unsigned types wider than 8 bits, complex) as their bytes,
+// which moving needs no type for: a view with a trailing dim of the element
+// size, so dim 0 (what all_to_all splits) keeps its length and results land
+// in `host`.
 at::Tensor wire(const at::Tensor& host) {
-  return c10::isFloat8Type(host.scalar_type()) ? host.view(at::kByte) : host;
+  if (gloo_has_type(host.scalar_type())) return host;
+  return host.unsqueeze(-1).view(at::kByte);
 }
 
 TensorList wire(const TensorList& hosts) {
