@@ -9,6 +9,7 @@ import pathlib
 import subprocess
 import sys
 import textwrap
+import threading
 
 import pytest
 import torch
@@ -281,6 +282,87 @@ def test_debug_compare_cpu_catches_a_wrong_kernel(miscomputed_op):
             miscomputed_op(x)
     assert torch_tpu.get_eager_mode() == "strict"
     miscomputed_op(x)  # checks are gone with the mode
+
+
+@pytest.fixture()
+def miscomputed_inplace_op():
+    """An op writing into its argument, whose tpu kernel disagrees with CPU's."""
+    lib = torch.library.Library("tpu_debug_inplace", "DEF")
+    lib.define("bump_(Tensor(a!) x) -> ()")
+    def bump(amount):
+        def kernel(x):
+            x.add_(amount)
+        return kernel
+
+    lib.impl("bump_", bump(1), "CPU")
+    lib.impl("bump_", bump(1.5), "PrivateUse1")
+    yield torch.ops.tpu_debug_inplace.bump_
+    lib._destroy()
+
+
+def test_debug_checks_see_what_ops_write_into_their_arguments(miscomputed_inplace_op):
+    # _foreach_*_ and the fused optimizers return nothing: what they write is their result.
+    with torch_tpu.eager_mode("debug", check_finite=True):
+        with pytest.raises(RuntimeError, match=r"_foreach_div_\.List produced NaN or Inf"):
+            torch._foreach_div_([torch.zeros(3, device="tpu")], [torch.zeros(3, device="tpu")])
+        w = torch.zeros(3, device="tpu", requires_grad=True)
+        optimizer = torch.optim.Adam([w], eps=0.0, fused=True)
+        (w * 0).sum().backward()
+        with pytest.raises(RuntimeError, match=r"_fused_adam_\.default produced NaN or Inf"):
+            optimizer.step()
+    with torch_tpu.eager_mode("debug", compare_cpu=True):
+        model = nn.Linear(8, 3).to("tpu")
+        for options in (dict(foreach=True), dict(fused=True)):
+            optimizer = torch.optim.AdamW(model.parameters(), **options)
+            model(torch.randn(4, 8, device="tpu")).sum().backward()
+            optimizer.step()  # right kernels pass
+        with pytest.raises(RuntimeError, match=r"bump_.*differs from the CPU"):
+            miscomputed_inplace_op(torch.zeros(4, device="tpu"))
+
+
+def test_debug_compare_cpu_accepts_vectors_of_either_sign():
+    # Singular and eigenvectors are unique up to sign: compared through what they rebuild.
+    a = torch.randn(6, 5, device="tpu")
+    with torch_tpu.eager_mode("debug", compare_cpu=True):
+        torch.linalg.svd(a)
+        torch.linalg.svd(a, full_matrices=False)
+        torch.linalg.svdvals(a)
+        torch.linalg.matrix_rank(a)
+        torch.linalg.eigh(a.mT @ a)
+        torch.linalg.eigvalsh(a.mT @ a)
+
+
+def test_debug_check_in_backward_names_the_backward_node():
+    w = torch.tensor([0.0, 1.0], device="tpu", requires_grad=True)
+    with torch_tpu.eager_mode("debug", check_finite=True):
+        with pytest.raises(RuntimeError, match=r"div\.Tensor produced NaN or Inf, called at the backward of SqrtBackward0"):
+            w.sqrt().sum().backward()
+        with torch.autograd.detect_anomaly(check_nan=False):
+            y = w.sqrt().sum()  # the forward's call site is reported
+            with pytest.raises(RuntimeError, match=r"SqrtBackward0, whose forward was called at .*test_eager_modes\.py"):
+                y.backward()
+
+
+def test_debug_checks_leave_other_dispatch_modes_and_threads_alone():
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+    from torch.utils.flop_counter import FlopCounterMode
+
+    a = torch.randn(4, 4, device="tpu")
+    torch_tpu.set_eager_mode("debug", check_finite=True)
+    try:
+        with FlopCounterMode(display=False) as counter:
+            with torch_tpu.eager_mode("fused"):  # turns the checks off under the user's mode
+                a @ a
+        assert counter.get_total_flops() == 128
+        # switching from another thread neither fails nor leaves the checks on
+        worker = threading.Thread(target=torch_tpu.set_eager_mode, args=("strict",))
+        worker.start()
+        worker.join()
+        assert torch_tpu.get_eager_mode() == "strict"
+        assert torch.tensor([-1.0], device="tpu").log().isnan().item()
+    finally:
+        torch_tpu.set_eager_mode("strict")
+    assert _get_current_dispatch_mode_stack() == []
 
 
 def test_fused_graph_ends_with_the_backward_pass(fused):

@@ -9,7 +9,12 @@ import os
 import traceback
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode, _pop_mode, _push_mode
+from torch.utils._python_dispatch import (
+    TorchDispatchMode,
+    _get_current_dispatch_mode_stack,
+    _pop_mode,
+    _push_mode,
+)
 from torch.utils._pytree import tree_flatten, tree_map
 
 # Ops whose result is not a function of their inputs' values (fresh memory,
@@ -28,11 +33,40 @@ _PACKAGE_DIRS = tuple(
 
 
 def call_site() -> str:
-    """The innermost Python frame outside torch and torch_tpu."""
+    """The innermost Python frame outside torch and torch_tpu; in backward
+    (the autograd engine's thread, no Python caller), the backward node and,
+    when anomaly mode recorded it, its forward's call site."""
     for frame in reversed(traceback.extract_stack()):
-        if not os.path.abspath(frame.filename).startswith(_PACKAGE_DIRS):
+        if _outside_packages(frame.filename):
             return f"{frame.filename}:{frame.lineno} in {frame.name}"
-    return "(no caller outside torch)"
+    node = torch._C._current_autograd_node()
+    if node is None:
+        return "(no caller outside torch)"
+    forward = _recorded_call_site(node.metadata.get("traceback_"))
+    if forward:
+        return f"the backward of {node.name()}, whose forward was called at {forward}"
+    return (f"the backward of {node.name()} (run the forward under torch.autograd.detect_anomaly() "
+            "to see its call site)")
+
+
+def _outside_packages(filename: str) -> bool:
+    return not os.path.abspath(filename).startswith(_PACKAGE_DIRS)
+
+
+def _recorded_call_site(recorded) -> str | None:
+    """The innermost frame outside torch and torch_tpu in anomaly mode's
+    recorded forward stack (traceback.format_stack()'s lines)."""
+    if not recorded:
+        return None
+    site = None
+    for line in "".join(recorded).splitlines():
+        line = line.strip()
+        if line.startswith('File "'):  # File "train.py", line 41, in step
+            filename, _, rest = line[len('File "'):].partition('", line ')
+            number, _, function = rest.partition(", in ")
+            if _outside_packages(filename):
+                site = f"{filename}:{number} in {function}"
+    return site
 
 
 def _is_tpu(x) -> bool:
@@ -75,6 +109,18 @@ def _argument(func, args: tuple, kwargs: dict, name: str, default):
 
 
 _FLOAT8 = {torch.float8_e4m3fn, torch.float8_e5m2, torch.float8_e4m3fnuz, torch.float8_e5m2fnuz}
+
+
+def _mutated_arguments(func, args: tuple, kwargs: dict) -> list:
+    """The arguments the op writes into (`Tensor(a!)` in its schema)."""
+    written = []
+    for i, a in enumerate(func._schema.arguments):
+        if a.alias_info is not None and a.alias_info.is_write:
+            if a.name in kwargs:
+                written.append(kwargs[a.name])
+            elif i < len(args):
+                written.append(args[i])
+    return written
 
 
 def _checkable(t: torch.Tensor) -> torch.Tensor:
@@ -137,25 +183,57 @@ def _rounding_scale(cpu_inputs: list, want: torch.Tensor) -> float:
 class DebugChecks(TorchDispatchMode):
     def __init__(self, check_finite: bool, compare_cpu: bool, rtol: float | None, atol: float | None):
         super().__init__()
+        self.configure(check_finite, compare_cpu, rtol, atol)
+
+    def configure(self, check_finite: bool, compare_cpu: bool, rtol: float | None, atol: float | None) -> None:
         self.check_finite = check_finite
         self.compare_cpu = compare_cpu
         self.rtol = rtol
         self.atol = atol
+        self.enabled = True
 
     def settings(self) -> dict:
         return {"check_finite": self.check_finite, "compare_cpu": self.compare_cpu,
                 "rtol": self.rtol, "atol": self.atol}
 
-    def install(self) -> None:
-        _push_mode(self)
+    @classmethod
+    def enable(cls, check_finite: bool, compare_cpu: bool, rtol: float | None, atol: float | None) -> "DebugChecks":
+        """Turns the checks on in this thread: the checks already in its
+        dispatch mode stack (switched off, perhaps under a mode entered
+        since) are switched on again with these settings; else new ones
+        are pushed."""
+        for mode in _get_current_dispatch_mode_stack():
+            if isinstance(mode, cls):
+                mode.configure(check_finite, compare_cpu, rtol, atol)
+                return mode
+        checks = cls(check_finite, compare_cpu, rtol, atol)
+        _push_mode(checks)
+        return checks
+
+    @classmethod
+    def prune(cls) -> None:
+        """Pops the switched-off checks (from another thread, or from under
+        a mode that has gone since) off the top of this thread's stack."""
+        stack = _get_current_dispatch_mode_stack()
+        while stack and isinstance(stack[-1], cls) and not stack[-1].enabled:
+            _pop_mode()
+            stack.pop()
 
     def uninstall(self) -> None:
-        _pop_mode()
+        """Stops the checks. PyTorch keeps dispatch modes per thread and pops
+        only the innermost one: the checks come off this thread's stack when
+        they are its innermost mode, and are switched off in place otherwise
+        (under a mode the user entered since, which pops itself, or in
+        another thread's stack)."""
+        self.enabled = False
+        stack = _get_current_dispatch_mode_stack()
+        if stack and stack[-1] is self:
+            _pop_mode()
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         flat_inputs, _ = tree_flatten((args, kwargs))
-        if not any(_is_tpu(x) for x in flat_inputs):
+        if not self.enabled or not any(_is_tpu(x) for x in flat_inputs):
             return func(*args, **kwargs)
         name = func._schema.name
         compare = (self.compare_cpu and name not in _NOT_COMPARED and not func.is_view
@@ -168,6 +246,10 @@ class DebugChecks(TorchDispatchMode):
         held = _nonfinite_inputs(flat_inputs) if self.check_finite and not func.is_view else None
         out = func(*args, **kwargs)
         outputs = [t for t in tree_flatten(out)[0] if _is_tpu(t)]
+        # An op that writes into its arguments (_foreach_*_, the fused
+        # optimizers) returns nothing: what it wrote is its result.
+        mutated = _mutated_arguments(func, args, kwargs)
+        outputs += [t for t in tree_flatten(mutated)[0] if _is_tpu(t) and not any(t is o for o in outputs)]
         if self.check_finite and not func.is_view and held != "nan":
             nan_only = held == "inf" or _intends_infinity(flat_inputs)
             for t in outputs:
@@ -186,7 +268,14 @@ class DebugChecks(TorchDispatchMode):
                 # or one that only a kernel implements): nothing to compare.
                 return out
             expected = [t for t in tree_flatten(cpu_out)[0] if isinstance(t, torch.Tensor)]
+            returned = {id(t) for t in tree_flatten(out)[0]}
+            expected += [t for t, orig in zip(tree_flatten(_mutated_arguments(func, cpu_args, cpu_kwargs))[0],
+                                              tree_flatten(mutated)[0])
+                         if isinstance(t, torch.Tensor) and _is_tpu(orig) and id(orig) not in returned]
             got = [t.detach().cpu() for t in outputs]
+            if name in _GAUGE_OPS:
+                _GAUGE_OPS[name](self, func, got, expected, tree_flatten((cpu_args, cpu_kwargs))[0])
+                return out
             indices = self._chosen_indices(func, args, kwargs, got, cpu_args)
             compared = _COMPARED_OUTPUTS.get(name, len(got))
             cpu_inputs = tree_flatten((cpu_args, cpu_kwargs))[0]
@@ -238,3 +327,26 @@ class DebugChecks(TorchDispatchMode):
             diff = (got.double() - want.double()).abs().max().item() if want.numel() else 0.0
             raise RuntimeError(f"tpu debug check: {func} differs from the CPU (max abs difference {diff:.3g}, "
                                f"rtol {rtol}, atol {atol}), called at {call_site()}")
+
+
+# Decompositions whose vectors are unique only up to sign or phase (and up
+# to rotation among equal values): their values are compared, and the
+# vectors through what they reconstruct, which is unique.
+def _compare_svd(checks: DebugChecks, func, got: list, want: list, cpu_inputs: list) -> None:
+    u, s, vh = got
+    checks._compare(func, s, want[1], cpu_inputs)
+    if u.numel() and vh.numel():
+        k = s.shape[-1]
+        rebuild = lambda u, s, vh: (u[..., :k] * s.unsqueeze(-2).to(u.dtype)) @ vh[..., :k, :]  # noqa: E731
+        checks._compare(func, rebuild(u, s, vh), rebuild(*want), cpu_inputs)
+
+
+def _compare_eigh(checks: DebugChecks, func, got: list, want: list, cpu_inputs: list) -> None:
+    values, vectors = got
+    checks._compare(func, values, want[0], cpu_inputs)
+    if vectors.numel():
+        rebuild = lambda l, v: (v * l.unsqueeze(-2).to(v.dtype)) @ v.mH  # noqa: E731
+        checks._compare(func, rebuild(values, vectors), rebuild(*want), cpu_inputs)
+
+
+_GAUGE_OPS = {"aten::_linalg_svd": _compare_svd, "aten::_linalg_eigh": _compare_eigh}

@@ -58,10 +58,10 @@ def set_eager_mode(
     if _checks is not None:
         _checks.uninstall()
         _checks = None
+    _debug_checks.DebugChecks.prune()
     _C.aten.set_eager_mode(mode)
     if check_finite or compare_cpu:
-        _checks = _debug_checks.DebugChecks(check_finite, compare_cpu, rtol, atol)
-        _checks.install()
+        _checks = _debug_checks.DebugChecks.enable(check_finite, compare_cpu, rtol, atol)
 
 
 @contextlib.contextmanager
