@@ -140,3 +140,18 @@ def test_out_of_a_wider_dtype_is_accepted_where_cpu_accepts_it(fn):
     actual = fn(_SPD.to(TPU), out(TPU))
     assert actual.dtype == expected.dtype
     torch.testing.assert_close(actual.cpu(), expected)
+
+
+def test_assert_async_raises_at_the_next_sync():
+    # CUDA raises it as a device-side assert; CPU at once. Either way: RuntimeError, same message.
+    torch._assert_async(torch.tensor(1, device=TPU))
+    torch._assert_async(torch.tensor(True, device=TPU), "fine")
+    torch.tpu.synchronize()
+    torch._assert_async(torch.tensor(0.0, device=TPU))
+    with pytest.raises(RuntimeError, match="Expected Tensor with single nonzero value, but got zero"):
+        torch.tpu.synchronize()
+    torch._assert_async(torch.tensor(0j, device=TPU), "the step diverged")
+    with pytest.raises(RuntimeError, match="the step diverged"):
+        torch.ones(1, device=TPU).item()
+    for bad in (torch.tensor([1, 1]), torch.tensor([])):
+        raises_like_cpu(torch._assert_async, bad, match="Boolean value of Tensor")

@@ -288,3 +288,14 @@ def test_export_with_a_dynamic_batch_through_attention():
                                    dynamic_shapes=({0: torch.export.Dim("batch")},))
     x = torch.randn(3, 5, 2, 8)
     torch.testing.assert_close(exported.module()(to_tpu(x)).cpu(), AttentionInHfLayout()(x), rtol=1e-4, atol=1e-5)
+
+
+def test_nonzero_is_stored_by_columns_as_on_cpu():
+    x = torch.tensor([[1.0, 0.0, 2.0], [0.0, 3.0, 0.0]])
+    for make in (lambda t: torch.nonzero(t), lambda t: torch.nonzero_static(t, size=5)):
+        expected, actual = make(x), make(x.to("tpu"))
+        assert actual.stride() == expected.stride()
+        assert actual.cpu().tolist() == expected.tolist()
+    out = torch.empty(0, dtype=torch.long, device="tpu")
+    torch.nonzero(x.to("tpu"), out=out)
+    assert out.stride() == torch.nonzero(x).stride()

@@ -25,6 +25,7 @@
 #include "aten/elementwise_args.h"
 #include "aten/index_checks.h"
 #include "aten/op_runner.h"
+#include "aten/result_layout.h"
 #include "ops/indexing/masked.h"
 
 namespace torch_tpu::aten {
@@ -169,13 +170,19 @@ at::Tensor nonzero_any(const at::Tensor& self, std::optional<int64_t> static_siz
   auto body = [count, with_fill](hlo::Builder& b, const Values& t, const Values& s) {
     return Values{ops::lower_nonzero(b, t[0], count, with_fill ? &s[0] : nullptr)};
   };
+  // nonzero's result is stored by columns ([count, dim] with strides
+  // (1, count)), as on CPU and in its shape function; nonzero_static's by rows.
+  const std::vector<int64_t> by_columns{1, count};
   if (out) {
     check_exact(at::kLong, *out);
-    at::native::resize_output(*out, {count, self.dim()});
+    if (at::native::resize_output(*out, {count, self.dim()}) && !static_size) {
+      out->as_strided_({count, self.dim()}, by_columns);
+    }
     run_op_into(call, body, *out);
     return *out;
   }
-  return run_op(call, body).at(0);
+  at::Tensor result = run_op(call, body).at(0);
+  return static_size || self.dim() < 2 ? result : with_strides(result, by_columns);
 }
 
 at::Tensor nonzero(const at::Tensor& self) { return nonzero_any(self, std::nullopt, 0, nullptr); }
