@@ -108,6 +108,14 @@ def test_complex_pow(dtype):
     assert_same(lambda b: 2.0 ** b, y)
     assert_same(lambda a, b: a.real ** b, x.abs().to(dtype) + 0.5, y)  # real base, complex exponent
     assert_same(lambda a: a.clone().pow_(2.5), x + 0.5)
+    # complex Python numbers as exponent or base, of complex, real and integer tensors
+    real = x.real.abs() + 0.5
+    assert_same(lambda a: a ** (1 + 2j), x + 0.5)
+    assert_same(lambda a: a.clone().pow_(2j), x + 0.5)
+    assert_same(lambda r: r ** 1j, real)
+    assert_same(lambda b: (0.5 - 1j) ** b, y)
+    assert_same(lambda r: (1 + 2j) ** r, real)
+    assert_same(lambda n: n ** (1 + 2j), torch.arange(1, 6))
 
 
 @pytest.mark.parametrize("dtype", COMPLEX, ids=str)

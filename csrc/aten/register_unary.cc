@@ -7,6 +7,7 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/result_type.h>
+#include <ATen/ops/scalar_tensor.h>
 #include <c10/core/DefaultDtype.h>
 #include <c10/core/ScalarType.h>
 #include <c10/util/BFloat16.h>
@@ -358,6 +359,15 @@ at::Tensor& pow_tensor_tensor_into(const at::Tensor& self, const at::Tensor& exp
   return out;
 }
 
+// A complex Python number as a 0-dim CPU tensor marked as a wrapped number:
+// type promotion treats it as a scalar (float tensor ** 1j is complex64),
+// and pow(Tensor, Tensor) takes it as a runtime scalar.
+at::Tensor wrapped_complex(const c10::Scalar& s) {
+  at::Tensor t = at::scalar_tensor(s, at::TensorOptions().dtype(at::kComplexDouble));
+  t.unsafeGetTensorImpl()->set_wrapped_number(true);
+  return t;
+}
+
 // pow(Tensor, Scalar): the exponents PyTorch special-cases are baked into
 // the program (they compute without pow); any other travels as a runtime
 // scalar, so a changing exponent does not recompile.
@@ -369,7 +379,6 @@ struct PowScalarCall {
 
 PowScalarCall pow_scalar_call(const at::Tensor& self, const c10::Scalar& exponent) {
   PowScalarCall p;
-  TORCH_CHECK_NOT_IMPLEMENTED(!exponent.isComplex(), "aten::pow: complex exponents are not supported on tpu yet");
   p.result = at::result_type(self, exponent);
   const double e = exponent.toDouble();
   if (c10::isIntegralType(p.result, true) && exponent.isIntegral(true)) {
@@ -400,12 +409,14 @@ LoweringBody pow_scalar_body(const PowScalarCall& p) {
 }
 
 at::Tensor pow_tensor_scalar(const at::Tensor& self, const c10::Scalar& exponent) {
+  if (exponent.isComplex()) return pow_tensor_tensor(self, wrapped_complex(exponent));
   PowScalarCall p = pow_scalar_call(self, exponent);
   return in_iterator_layout(run_op(p.call, pow_scalar_body(p)).at(0), p.call.tensors);
 }
 
 at::Tensor& pow_tensor_scalar_into(const at::Tensor& self, const c10::Scalar& exponent, at::Tensor& out,
                                    bool inplace) {
+  if (exponent.isComplex()) return pow_tensor_tensor_into(self, wrapped_complex(exponent), out, inplace);
   PowScalarCall p = pow_scalar_call(self, exponent);
   check_castable(p.result, out);
   prepare_out(out, self.sizes(), inplace);
@@ -428,18 +439,19 @@ PowTensorCall pow_base_call(const c10::Scalar& base, const at::Tensor& exponent,
 }
 
 ScalarType pow_base_result(const c10::Scalar& base, const at::Tensor& exponent) {
-  TORCH_CHECK_NOT_IMPLEMENTED(!base.isComplex(), "aten::pow: complex bases are not supported on tpu yet");
   const ScalarType result = at::result_type(base, exponent);
   check_pow_dtype(result);
   return result;
 }
 
 at::Tensor pow_scalar_base(const c10::Scalar& base, const at::Tensor& exponent) {
+  if (base.isComplex()) return pow_tensor_tensor(wrapped_complex(base), exponent);
   PowTensorCall p = pow_base_call(base, exponent, pow_base_result(base, exponent));
   return in_iterator_layout(run_op(p.call, pow_tensor_body(p)).at(0), p.call.tensors);
 }
 
 at::Tensor& pow_scalar_base_out(const c10::Scalar& base, const at::Tensor& exponent, at::Tensor& out) {
+  if (base.isComplex()) return pow_tensor_tensor_into(wrapped_complex(base), exponent, out, false);
   const ScalarType result = pow_base_result(base, exponent);
   check_castable(result, out);
   prepare_out(out, exponent.sizes(), false);
