@@ -151,9 +151,9 @@ std::tuple<Tensor, Tensor> tpu_linalg_eigh(const Tensor& a, c10::string_view upl
     ops::Eigh e = ops::lower_eigh(b, t[0], upper);
     return Values{e.eigenvalues, e.eigenvectors, e.info};
   });
-  // A sync, as on CUDA: non-finite input raises (CPU raises or returns NaN,
-  // depending on where LAPACK's iteration meets the NaN).
-  at::_linalg_check_errors(r[2], "linalg.eigh", a.dim() == 2);
+  // A sync, as on CPU and CUDA: NaN input fails as it typically does in
+  // LAPACK; infinities give NaN results, as they typically do there.
+  at::_linalg_check_errors(r[2].eq(2).to(at::kInt), "linalg.eigh", a.dim() == 2);
   return {r[0], compute_v ? column_major(r[1]) : empty_like_dtype(a)};
 }
 
@@ -175,9 +175,11 @@ std::tuple<Tensor, Tensor, Tensor> tpu_linalg_svd(const Tensor& a, bool full_mat
     ops::Svd s = ops::lower_svd(b, t[0], full);
     return Values{s.u, s.s, s.vh, s.info};
   });
-  // A sync, as on CPU and CUDA.
-  TORCH_CHECK(!r[3].any().item<bool>(),
-              "linalg.svd: The algorithm failed to converge because the input matrix contained non-finite values.");
+  // A sync, as on CPU and CUDA: NaN input fails as in LAPACK; infinities
+  // give NaN results, as there.
+  TORCH_CHECK_LINALG(!r[3].eq(2).any().item<bool>(),
+                     "linalg.svd: The algorithm failed to converge because the input matrix contained "
+                     "non-finite values.");
   if (!compute_uv) return {empty_like_dtype(a), r[1], empty_like_dtype(a)};
   return {column_major(r[0]), r[1], column_major(r[2])};
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <numeric>
 #include <vector>
 
 #include "ops/elementwise/unary.h"
@@ -279,6 +280,28 @@ hlo::Value non_finite(hlo::Builder& b, const hlo::Value& x) {
   return b.convert(b.not_(all), ElementType::kS32);
 }
 
+// 1 where a matrix of x [batch, m, n] holds a NaN, else 0 (i32 [batch]).
+hlo::Value holds_nan(hlo::Builder& b, const hlo::Value& x) {
+  hlo::Value v = is_complex(x.dtype()) ? b.add(b.real(x), b.imag(x)) : x;
+  hlo::Value nan = b.compare(v, v, "NE");
+  hlo::Value any = b.reduce({nan}, {b.constant_splat_int(0, TensorType::scalar(ElementType::kPred))}, {1, 2},
+                            [](hlo::Builder& r, const Values& v) { return Values{r.or_(v[0], v[1])}; })[0];
+  return b.convert(any, ElementType::kS32);
+}
+
+// `value` (batch dims first) with the matrices whose `flag` (i32 [batch]) is
+// set replaced by NaN: what LAPACK returns for input it cannot iterate on.
+hlo::Value nan_where(hlo::Builder& b, const hlo::Value& flag, const hlo::Value& value) {
+  std::vector<int64_t> batch_dims(flag.rank());
+  std::iota(batch_dims.begin(), batch_dims.end(), 0);
+  hlo::Value set = b.broadcast_in_dim(b.compare(flag, b.constant_splat_int(0, flag.type()), "NE"), value.dims(),
+                                      batch_dims);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  hlo::Value nans = is_complex(value.dtype()) ? b.constant_splat_complex(nan, nan, value.type())
+                                              : b.constant_splat(nan, value.type());
+  return b.select(set, nans, value);
+}
+
 bool has_zero_dim(const std::vector<int64_t>& dims) {
   return std::any_of(dims.begin(), dims.end(), [](int64_t d) { return d == 0; });
 }
@@ -338,7 +361,12 @@ Eigh lower_eigh(hlo::Builder& b, const hlo::Value& a, bool upper) {
   hlo::Value order = sorted_order(b, w, /*descending=*/false, n);
   w = b.multiply(lower_gather(b, w, order, 1).value, b.broadcast_in_dim(scale, {flat, n}, {0}));
   v = take_columns(b, v, order, n);
-  return {b.reshape(w, w_type.dims), b.reshape(v, a.dims()), b.reshape(non_finite(b, x), batch)};
+  // A matrix holding NaN or an infinity gives NaN results; info tells NaN
+  // (2), which LAPACK typically fails on, from infinities only (1).
+  hlo::Value non_finite_matrix = b.reshape(non_finite(b, x), batch);
+  hlo::Value info = b.add(non_finite_matrix, b.reshape(holds_nan(b, x), batch));
+  return {nan_where(b, non_finite_matrix, b.reshape(w, w_type.dims)),
+          nan_where(b, non_finite_matrix, b.reshape(v, a.dims())), info};
 }
 
 Svd lower_svd(hlo::Builder& b, const hlo::Value& a, bool full_matrices) {
@@ -353,16 +381,22 @@ Svd lower_svd(hlo::Builder& b, const hlo::Value& a, bool full_matrices) {
             matrix::identity(b, a.dtype(), vh_dims), b.constant_splat_int(0, info_type)};
   }
   hlo::Value x = matrix::flatten_batch(b, a);
-  hlo::Value info = b.reshape(non_finite(b, x), batch);
+  // 2 where a matrix holds NaN (LAPACK fails), 1 where it holds only
+  // infinities (LAPACK returns NaN), else 0.
+  hlo::Value non_finite_matrix = b.reshape(non_finite(b, x), batch);
+  hlo::Value info = b.add(non_finite_matrix, b.reshape(holds_nan(b, x), batch));
+  auto finish = [&](const hlo::Value& u, const hlo::Value& s, const hlo::Value& vh) {
+    return Svd{nan_where(b, non_finite_matrix, b.reshape(u, u_dims)),
+               nan_where(b, non_finite_matrix, b.reshape(s, s_type.dims)),
+               nan_where(b, non_finite_matrix, b.reshape(vh, vh_dims)), info};
+  };
   if (m >= n) {
     Values r = svd_tall(b, x, full_matrices);
-    return {b.reshape(r[0], u_dims), b.reshape(r[1], s_type.dims),
-            b.reshape(matrix::transpose(b, r[2], true), vh_dims), info};
+    return finish(r[0], r[1], matrix::transpose(b, r[2], true));
   }
   // A^H = U' S V'^H, so A = V' S U'^H.
   Values r = svd_tall(b, matrix::transpose(b, x, true), full_matrices);
-  return {b.reshape(r[2], u_dims), b.reshape(r[1], s_type.dims),
-          b.reshape(matrix::transpose(b, r[0], true), vh_dims), info};
+  return finish(r[2], r[1], matrix::transpose(b, r[0], true));
 }
 
 }  // namespace torch_tpu::ops

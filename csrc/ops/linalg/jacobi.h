@@ -17,7 +17,9 @@ namespace torch_tpu::ops {
 struct Eigh {
   hlo::Value eigenvalues;   // [..., n], real, ascending
   hlo::Value eigenvectors;  // [..., n, n], columns
-  hlo::Value info;          // i32 [...]: 1 where the input is not finite, else 0
+  // i32 [...]: 2 where the input holds NaN, 1 where it holds only
+  // infinities (the results are NaN for both), else 0
+  hlo::Value info;
 };
 
 // A = V diag(w) V^H for Hermitian A read from its lower (or upper) triangle.
@@ -27,7 +29,9 @@ struct Svd {
   hlo::Value u;   // [..., m, m] (full) or [..., m, k]
   hlo::Value s;   // [..., k], real, descending; k = min(m, n)
   hlo::Value vh;  // [..., n, n] (full) or [..., k, n]
-  hlo::Value info;  // i32 [...]: 1 where the input is not finite, else 0
+  // i32 [...]: 2 where the input holds NaN, 1 where it holds only
+  // infinities (u, s, vh are NaN for both), else 0
+  hlo::Value info;
 };
 
 // A = U diag(S) Vh.
