@@ -343,6 +343,23 @@ def test_nonzero_edge_cases():
     assert_same(lambda x: torch.nonzero_static(x, size=5, fill_value=-7), x)
 
 
+@pytest.mark.parametrize("consecutive", [False, True])
+def test_unique_along_a_dim(consecutive):
+    def fn(d):
+        if consecutive:
+            return lambda t: torch.unique_consecutive(t, dim=d, return_inverse=True, return_counts=True)
+        return lambda t: torch.unique(t, dim=d, return_inverse=True, return_counts=True)
+
+    gen = torch.Generator().manual_seed(0)
+    cases = [torch.tensor([[1, 2], [1, 2], [0, 5], [1, 2]]), torch.randint(0, 3, (7, 3, 2), generator=gen),
+             torch.randint(0, 2, (5, 4), generator=gen).float(), torch.tensor([[1.0, float("nan")]] * 2),
+             torch.zeros(0, 3), torch.tensor([3, 1, 3, 3])]
+    for x in cases:
+        for d in range(x.dim()):
+            assert_same(fn(d), x)  # includes CPU's error for zero-size dims not selected
+    assert_same(fn(0), torch.tensor(3.0))  # IndexError: no dimensions
+
+
 def test_unique_bincount():
     x = torch.tensor([[3, 1, 3], [2, 1, 7]])
     for dtype in (torch.int64, torch.bfloat16, torch.bool):

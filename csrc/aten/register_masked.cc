@@ -8,9 +8,11 @@
 // depends on the data: a first small program computes it, the host reads
 // it (a sync, as on CUDA), and the second program builds the result.
 #include <ATen/ExpandUtils.h>
+#include <ATen/WrapDimUtils.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/unique_dim_consecutive.h>
 #include <c10/core/ScalarType.h>
 #include <c10/util/Exception.h>
 #include <torch/library.h>
@@ -232,8 +234,10 @@ std::tuple<at::Tensor, at::Tensor> unique(const at::Tensor& self, bool /*sorted*
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_consecutive(const at::Tensor& self, bool return_inverse,
                                                                   bool return_counts, std::optional<int64_t> dim) {
-  TORCH_CHECK_NOT_IMPLEMENTED(!dim.has_value() || self.dim() <= 1,
-                              "unique_consecutive with a dim is not supported on tpu yet");
+  // Along a dim (of a tensor with more than one), as CPU decides.
+  if (dim.has_value() && !(self.dim() == 1 && at::maybe_wrap_dim(*dim, 1) == 0)) {
+    return at::unique_dim_consecutive(self, *dim, return_inverse, return_counts);
+  }
   return unique_any(self, true, return_inverse, return_counts);
 }
 
