@@ -176,7 +176,10 @@ std::vector<hlo::Value> emit_op(hlo::Builder& b, const OpCall& call, const Prepa
   }
 }
 
-// What an op's key is made of, in words (diagnostics.h).
+// What an op's key is made of, in words (diagnostics.h): the operands and
+// scalars first, which a recompile usually comes from and which read as
+// types, then the op's attributes (each op's own encoding, its bytes shown
+// escaped).
 std::vector<std::string> describe_op(const OpCall& call, const Prepared& p) {
   std::vector<std::string> parts;
   std::string attributes;
@@ -189,7 +192,6 @@ std::vector<std::string> describe_op(const OpCall& call, const Prepared& p) {
       attributes += hex;
     }
   }
-  parts.push_back(std::string(call.name) + " attributes '" + attributes + "'");
   for (size_t i = 0; i < p.operands.size(); ++i) {
     const Operand& o = p.operands[i];
     std::string text = "operand " + std::to_string(i) + ": " + hlo::TensorType(o.dtype, o.sizes).to_string();
@@ -207,6 +209,7 @@ std::vector<std::string> describe_op(const OpCall& call, const Prepared& p) {
   for (size_t i = 0; i < call.scalars.size(); ++i) {
     parts.push_back("scalar " + std::to_string(i) + ": " + hlo::TensorType::scalar(call.scalars[i].type).to_string());
   }
+  parts.push_back(std::string(call.name) + " attributes '" + attributes + "'");
   return parts;
 }
 
@@ -332,8 +335,8 @@ std::vector<DeviceBufferPtr> defer(const OpCall& call, const Prepared& p, size_t
     return emit_op(b, call, p, n_targets, body, bind_tensor, bind_scalar);
   };
   auto describe = [&] {
-    std::string text;
-    for (const std::string& part : describe_op(call, p)) text += (text.empty() ? "" : "; ") + part;
+    std::string text = call.name;
+    for (const std::string& part : describe_op(call, p)) text += (text == call.name ? ": " : "; ") + part;
     return text;
   };
   return record_op(device, call.name, p.key, emit, describe);
