@@ -397,6 +397,12 @@ def scenario_errors() -> None:
         assert "AVG" in str(e) and "bool" in str(e).lower(), e
     else:
         raise AssertionError("AVG of bool tensors was accepted")
+    try:
+        dist.all_reduce(torch.tensor([3, 4], device="tpu"), op=dist._make_nccl_premul_sum(2.0))
+    except TypeError as e:
+        assert "PREMUL_SUM" in str(e) and "Long" in str(e), e
+    else:
+        raise AssertionError("PREMUL_SUM of integers was accepted")
     # Splits on one side only: each side is checked on its own.
     out = torch.empty(2 + 2 * RANK, device="tpu")
     dist.all_to_all_single(out, torch.arange(3.0, device="tpu") + 10 * RANK, input_split_sizes=[1, 2])

@@ -242,6 +242,10 @@ void ProcessGroupTPU::reduce_on_host(TensorList& hosts, const ReduceOp& op,
     TORCH_CHECK_VALUE(factor, "tpu backend: ", caller,
                       ": ReduceOp.PREMUL_SUM without a factor");
     for (auto& r : reduced) {
+      // NCCL's premul sum is defined for floating types only.
+      TORCH_CHECK_TYPE(at::isFloatingType(r.scalar_type()) || at::isComplexType(r.scalar_type()),
+                       "tpu backend: ", caller, ": ReduceOp.PREMUL_SUM is defined for floating-point tensors, got ",
+                       r.scalar_type());
       if (factor->tensor_factor.defined()) {
         r.mul_(factor->tensor_factor.to(at::kCPU));
       } else {
