@@ -86,7 +86,8 @@ Prepared threshold_call(const at::Tensor& self, const c10::Scalar& threshold, co
   const ScalarType t = self.scalar_type();
   if (t == ScalarType::Bool || c10::isComplexType(t)) not_implemented_for("threshold", t);
   const ElementType e = to_element_type(t, "aten::threshold");
-  Prepared p{OpCall{"aten::threshold", "", {self}, {{e, threshold}, {e, value}}},
+  // The threshold in the opmath type (f32 for f16 / bf16), as CPU compares.
+  Prepared p{OpCall{"aten::threshold", "", {self}, {{to_element_type(opmath(t)), threshold}, {e, value}}},
              {}, t, self.sizes().vec()};
   p.body = [](hlo::Builder& b, const std::vector<hlo::Value>& x, const std::vector<hlo::Value>& s) {
     return std::vector<hlo::Value>{ops::lower_threshold(b, x[0], s[0], s[1])};
@@ -107,7 +108,7 @@ at::Tensor& threshold_out(const at::Tensor& self, const c10::Scalar& th, const c
 Prepared threshold_backward_call(const at::Tensor& grad, const at::Tensor& self, const c10::Scalar& threshold) {
   Prepared p = backward_call("aten::threshold_backward", grad, self);
   if (p.result == ScalarType::Bool || c10::isComplexType(p.result)) not_implemented_for("threshold", p.result);
-  p.call.scalars.push_back({to_element_type(p.result), threshold});
+  p.call.scalars.push_back({to_element_type(opmath(p.result)), threshold});
   p.body = [out = to_element_type(p.result)](hlo::Builder& b, const std::vector<hlo::Value>& t,
                                                const std::vector<hlo::Value>& s) {
     return std::vector<hlo::Value>{ops::lower_threshold_backward(b, t[0], t[1], s[0], out)};

@@ -90,6 +90,8 @@ Prepared prepare(Binary op, const at::Tensor& self, const at::Tensor& other,
   const c10::ScalarType scalar_dtype = wide_scalars ? opmath(dtype) : dtype;
   p.self = add_operand(p.call, self, scalar_dtype);
   p.other = add_operand(p.call, other, scalar_dtype);
+  TORCH_CHECK(!alpha.isBoolean() || dtype == c10::ScalarType::Bool,
+              "Boolean alpha only supported for Boolean results.");
   if ((op == Binary::kAdd || op == Binary::kSub) && !(alpha.isIntegral(true) && alpha.toLong() == 1)) {
     TORCH_CHECK(!c10::isIntegralType(dtype, true) || alpha.isIntegral(true),
                 "For integral input tensors, argument alpha must not be a floating point number.");
@@ -97,6 +99,9 @@ Prepared prepare(Binary op, const at::Tensor& self, const at::Tensor& other,
     p.has_alpha = true;
   }
   if ((wide_scalars && (p.self.scalar || p.other.scalar)) || (reduced && p.has_alpha)) p.compute = ElementType::kF32;
+  if (op == Binary::kDiv && mode != ops::RoundingMode::kTrue && dtype == c10::ScalarType::Bool) {
+    not_implemented_for(mode == ops::RoundingMode::kFloor ? "div_floor_cpu" : "div_trunc_cpu", dtype);
+  }
   // Integer division by zero (trunc / floor) raises as on CPU: at once for a
   // scalar divisor, at the next sync for a tensor element (a deferred check).
   if (op == Binary::kDiv && mode != ops::RoundingMode::kTrue && c10::isIntegralType(dtype, true)) {

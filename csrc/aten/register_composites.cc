@@ -2,7 +2,7 @@
 // here in terms of other tpu ops (each of which has its own lowering):
 // rsub, aminmax, count_nonzero, isin, trace, addbmm, renorm, histc, equal,
 // norm (the legacy torch.norm kernels), channel_shuffle, unfold_backward,
-// angle of real tensors, logspace, max_unpool2d / 3d (a scatter),
+// angle of real tensors, max_unpool2d / 3d (a scatter),
 // im2col (strided slices stacked), col2im, _efficientzerotensor; plus one
 // index_reduce (a scatter_reduce with the index spread along dim),
 // _cdist_forward / _pdist_forward and their backward (over all pairwise
@@ -270,18 +270,6 @@ Tensor tpu_angle(const Tensor& self) {
 }
 
 Tensor& tpu_angle_out(const Tensor& self, Tensor& out) { return write_out(out, tpu_angle(self)); }
-
-Tensor& tpu_logspace_out(const c10::Scalar& start, const c10::Scalar& end, int64_t steps, double base, Tensor& out) {
-  TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
-  // Integer results are computed in double and truncated, as on CPU.
-  const c10::ScalarType compute =
-      c10::isIntegralType(out.scalar_type(), true) ? at::kDouble : out.scalar_type();
-  Tensor exponents = at::linspace(start, end, steps, out.options().dtype(compute));
-  Tensor values = at::pow(base, exponents);
-  at::native::resize_output(out, values.sizes());
-  out.copy_(values);
-  return out;
-}
 
 // Every input element goes to its flat index within its (n, c) plane.
 Tensor tpu_max_unpool(const Tensor& self, const Tensor& indices, c10::IntArrayRef output_size, int64_t spatial,
@@ -637,7 +625,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("unfold_backward", tpu_unfold_backward);
   m.impl("angle", tpu_angle);
   m.impl("angle.out", tpu_angle_out);
-  m.impl("logspace.out", tpu_logspace_out);
   m.impl("tril_indices", triangle_indices<at::tril_indices>);
   m.impl("triu_indices", triangle_indices<at::triu_indices>);
   m.impl("max_unpool2d", tpu_max_unpool2d);

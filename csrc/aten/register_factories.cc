@@ -5,6 +5,8 @@
 #include <ATen/native/RangeUtils.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/linspace.h>
+#include <ATen/ops/pow.h>
 #include <torch/library.h>
 
 #include "aten/dtypes.h"
@@ -34,22 +36,81 @@ at::Tensor& arange_out(const c10::Scalar& start, const c10::Scalar& end, const c
   return out;
 }
 
+// linspace's ends and step as CPU computes them, in the type its kernel
+// steps in: double for integer results (the ends first cast to the result's
+// type), the result's own type for floats (f32 for the 16-bit ones, which
+// CPU steps in f16 / bf16 arithmetic) and complex numbers.
+struct Spacing {
+  ElementType type;
+  c10::Scalar start, end, step;
+  std::vector<ScalarInput> scalars() const { return {{type, start}, {type, end}, {type, step}}; }
+};
+
+template <typename T>
+Spacing spaced(ElementType type, T start, T end, int64_t steps) {
+  const T step = steps > 1 ? (end - start) / static_cast<T>(steps - 1) : T(0);
+  return {type, c10::Scalar(start), c10::Scalar(end), c10::Scalar(step)};
+}
+
+Spacing linear_spacing(const c10::Scalar& start, const c10::Scalar& end, int64_t steps, c10::ScalarType out) {
+  switch (out) {
+    case at::kDouble: return spaced<double>(ElementType::kF64, start.to<double>(), end.to<double>(), steps);
+    case at::kComplexDouble:
+      return spaced<c10::complex<double>>(ElementType::kC128, start.to<c10::complex<double>>(),
+                                          end.to<c10::complex<double>>(), steps);
+    case at::kComplexFloat:
+      return spaced<c10::complex<float>>(ElementType::kC64, start.to<c10::complex<float>>(),
+                                         end.to<c10::complex<float>>(), steps);
+    default: break;
+  }
+  if (c10::isIntegralType(out, /*includeBool=*/true)) {
+    const double s = cast_scalar(checked_cast_scalar(start, out), at::kDouble).toDouble();
+    const double e = cast_scalar(checked_cast_scalar(end, out), at::kDouble).toDouble();
+    return spaced<double>(ElementType::kF64, s, e, steps);
+  }
+  const auto s = static_cast<float>(cast_scalar(start, out).toDouble());
+  const auto e = static_cast<float>(cast_scalar(end, out).toDouble());
+  return spaced<float>(ElementType::kF32, s, e, steps);
+}
+
 at::Tensor& linspace_out(const c10::Scalar& start, const c10::Scalar& end, int64_t steps, at::Tensor& out) {
   TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
   at::native::resize_output(out, {steps});
   if (steps == 0) return out;
   const ElementType type = to_element_type(out.scalar_type(), "aten::linspace");
-  // Integer outputs are computed in f32/f64 and truncated, as on CPU;
-  // complex outputs in their own type.
-  const ElementType compute = out.scalar_type() == at::kDouble          ? ElementType::kF64
-                              : out.scalar_type() == at::kComplexDouble ? ElementType::kC128
-                              : out.scalar_type() == at::kComplexFloat  ? ElementType::kC64
-                                                                        : ElementType::kF32;
+  const Spacing spacing = linear_spacing(start, end, steps, out.scalar_type());
   std::string attributes(1, static_cast<char>(type));
   attributes += std::to_string(steps);
-  OpCall call{"aten::linspace", std::move(attributes), {}, {{compute, start}, {compute, end}}};
+  OpCall call{"aten::linspace", std::move(attributes), {}, spacing.scalars()};
   run_op_into(call, [steps, type](hlo::Builder& b, const std::vector<hlo::Value>&, const std::vector<hlo::Value>& s) {
-    return std::vector<hlo::Value>{ops::lower_linspace(b, s[0], s[1], steps, type)};
+    return std::vector<hlo::Value>{ops::lower_linspace(b, s[0], s[1], s[2], steps, type)};
+  }, out);
+  return out;
+}
+
+at::Tensor& logspace_out(const c10::Scalar& start, const c10::Scalar& end, int64_t steps, double base,
+                         at::Tensor& out) {
+  TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
+  at::native::resize_output(out, {steps});
+  if (steps == 0) return out;
+  const ElementType type = to_element_type(out.scalar_type(), "aten::logspace");
+  if (out.is_complex()) {  // complex exponents: base ** linspace, as CPU's complex path
+    out.copy_(at::pow(base, at::linspace(start, end, steps, out.options())));
+    return out;
+  }
+  // CPU: the ends in the result's dtype, the exponents in double, computed
+  // here as CPU computes them (a device program may fuse a multiply and a
+  // subtract, and 10 ** -4e-16 truncates to 0 where 10 ** 0 is 1).
+  const double s = cast_scalar(checked_cast_scalar(start, out.scalar_type()), at::kDouble).toDouble();
+  const double e = cast_scalar(checked_cast_scalar(end, out.scalar_type()), at::kDouble).toDouble();
+  const double step = steps > 1 ? (e - s) / static_cast<double>(steps - 1) : 0.0;
+  at::Tensor exponents = at::empty({steps}, at::TensorOptions().dtype(at::kDouble));
+  double* x = exponents.data_ptr<double>();
+  for (int64_t i = 0; i < steps; ++i) x[i] = i < steps / 2 ? s + step * i : e - step * (steps - i - 1);
+  std::string attributes(1, static_cast<char>(type));
+  OpCall call{"aten::logspace", std::move(attributes), {exponents.to(out.device())}, {{ElementType::kF64, base}}};
+  run_op_into(call, [type](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>& v) {
+    return std::vector<hlo::Value>{ops::lower_logspace(b, t[0], v[0], type)};
   }, out);
   return out;
 }
@@ -88,6 +149,7 @@ at::Tensor scalar_tensor(const c10::Scalar& s, std::optional<c10::ScalarType> dt
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("linspace.out", linspace_out);
+  m.impl("logspace.out", logspace_out);
   m.impl("eye.out", eye_out);
   m.impl("eye.m_out", eye_m_out);
   m.impl("arange.start_out", arange_out);

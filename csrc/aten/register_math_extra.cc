@@ -380,11 +380,10 @@ ArgSlot add_binary_arg(OpCall& call, const Arg& a, ScalarType result) {
 Binary binary_call(BinaryMathOp op, const Arg& a, const Arg& b) {
   const BinarySpec s = binary_spec(op);
   Binary p{OpCall{s.name, "", {}, {}}, {}, {}, binary_result(s, a, b), result_shape(a, b)};
-  // A reduced float floor-divided by a CPU scalar takes it in f32, as CPU's
-  // and CUDA's div_floor kernels do (f16 1 // 0.1 is 9, not 10).
-  const bool wide_divisor = op == BinaryMathOp::kFloorDivide && opmath(p.result) != p.result &&
-                            (!b.tensor || (b.tensor->device().is_cpu() && b.tensor->dim() == 0));
-  p.compute = wide_divisor ? opmath(p.result) : p.result;
+  // Reduced floats floor-divide in f32, a CPU scalar divisor included, as
+  // CPU's and CUDA's div_floor kernels do (f16 1 // 0.1 is 9, not 10), the
+  // same as torch.div(..., rounding_mode="floor").
+  p.compute = op == BinaryMathOp::kFloorDivide ? opmath(p.result) : p.result;
   p.x = add_binary_arg(p.call, a, p.result);
   p.y = add_binary_arg(p.call, b, p.compute);
   if (s.zero_divisor_check && c10::isIntegralType(p.result, false)) {

@@ -160,18 +160,19 @@ at::Tensor& plain_out(const at::Tensor& self, at::Tensor& out) {
   return run_into(plain_call(Op, self), out, false, true);
 }
 
-enum class PlainBackward { kHardswish, kHardsigmoid, kLogSigmoid };
+enum class PlainBackward { kHardswish, kHardsigmoid, kLogSigmoid, kMish };
 
 Prepared plain_backward_call(PlainBackward op, const at::Tensor& grad, const at::Tensor& self) {
   static const char* const kNames[] = {"aten::hardswish_backward", "aten::hardsigmoid_backward",
-                                       "aten::log_sigmoid_backward"};
+                                       "aten::log_sigmoid_backward", "aten::mish_backward"};
   static const char* const kKernels[] = {"hardswish_backward_cpu", "hardsigmoid_backward",
-                                         "log_sigmoid_backward_cpu"};
+                                         "log_sigmoid_backward_cpu", "mish_backward_cpu"};
   Prepared p = backward_call(kNames[static_cast<int>(op)], kKernels[static_cast<int>(op)], grad, self, {});
   p.body = [op, out = to_element_type(p.result)](hlo::Builder& b, const Values& t, const Values&) {
     switch (op) {
       case PlainBackward::kHardswish: return Values{ops::lower_hardswish_backward(b, t[0], t[1], out)};
       case PlainBackward::kHardsigmoid: return Values{ops::lower_hardsigmoid_backward(b, t[0], t[1], out)};
+      case PlainBackward::kMish: return Values{ops::lower_mish_backward(b, t[0], t[1], out)};
       case PlainBackward::kLogSigmoid: break;
     }
     return Values{ops::lower_log_sigmoid_backward(b, t[0], t[1], out)};
@@ -334,6 +335,8 @@ Prepared shrink_call(Shrink op, const at::Tensor& self, const c10::Scalar& lambd
   Prepared p = forward_call(soft ? "aten::softshrink" : "aten::hardshrink", soft ? "softshrink_check" : "hardshrink_cpu",
                             self, {lambd});
   if (soft) check_lambd(lambd, self.scalar_type());
+  // CPU's hardshrink compares with lambd in the tensor's dtype (softshrink in f32).
+  if (!soft) p.call.scalars.at(0).value = cast_scalar(lambd, self.scalar_type());
   p.body = [soft](hlo::Builder& b, const Values& t, const Values& s) {
     return Values{soft ? ops::lower_softshrink(b, t[0], s[0]) : ops::lower_hardshrink(b, t[0], s[0])};
   };
@@ -353,6 +356,8 @@ Prepared shrink_backward_call(Shrink op, const at::Tensor& grad, const at::Tenso
   const bool soft = op == Shrink::kSoft;
   Prepared p = backward_call(soft ? "aten::softshrink_backward" : "aten::hardshrink_backward",
                              soft ? "softshrink_backward_cpu" : "hardshrink_backward_cpu", grad, self, {lambd});
+  // Both backward kernels compare with lambd in the result's dtype, as CPU's do.
+  p.call.scalars.at(0).value = cast_scalar(lambd, p.result);
   p.body = [out = to_element_type(p.result)](hlo::Builder& b, const Values& t, const Values& s) {
     return Values{ops::lower_shrink_backward(b, t[0], t[1], s[0], out)};
   };
@@ -412,6 +417,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("hardsigmoid.out", plain_out<Plain::kHardsigmoid>);
   m.impl("hardsigmoid_backward", plain_backward<PlainBackward::kHardsigmoid>);
   m.impl("hardsigmoid_backward.grad_input", plain_backward_out<PlainBackward::kHardsigmoid>);
+  m.impl("mish_backward", plain_backward<PlainBackward::kMish>);
   m.impl("mish", plain<Plain::kMish>);
   m.impl("mish_", plain_<Plain::kMish>);
   m.impl("mish.out", plain_out<Plain::kMish>);

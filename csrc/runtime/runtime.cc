@@ -28,6 +28,11 @@ std::vector<pjrt::ClientOption> client_options(const pjrt::Plugin& plugin) {
 // Options every program is compiled with on this platform.
 pjrt::CompileOptions default_compile_options(const pjrt::Client& client) {
   pjrt::CompileOptions options;
+  // Every op's result is rounded to its type, as PyTorch's kernels round it:
+  // a fused graph or compiled program then computes what the same ops in
+  // strict eager compute (XLA would otherwise keep bf16 / f16 intermediates
+  // in f32 where that is cheaper).
+  options.env_option_overrides["xla_allow_excess_precision"] = false;
   if (client.platform_name() == "cpu") {
     // XLA's CPU compiler defaults to min/max that drop a NaN in the second
     // operand; PyTorch propagates NaN from either side.

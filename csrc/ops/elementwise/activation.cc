@@ -33,7 +33,9 @@ hlo::Value lower_relu(hlo::Builder& b, const hlo::Value& x) { return b.maximum(x
 
 hlo::Value lower_threshold(hlo::Builder& b, const hlo::Value& x, const hlo::Value& threshold,
                            const hlo::Value& value) {
-  return b.select(b.compare(x, fill(b, threshold, x), "LE"), fill(b, value, x), x);
+  // Compared in the threshold's type (f32 for a 16-bit x, as CPU compares).
+  hlo::Value below = b.compare(convert_to(b, x, threshold.dtype()), broadcast_to(b, threshold, x.dims()), "LE");
+  return b.select(below, fill(b, value, x), x);
 }
 
 hlo::Value lower_threshold_backward(hlo::Builder& b, const hlo::Value& grad, const hlo::Value& x,
@@ -41,7 +43,8 @@ hlo::Value lower_threshold_backward(hlo::Builder& b, const hlo::Value& grad, con
   auto dims = broadcast_shapes(grad.dims(), x.dims(), "aten::threshold_backward");
   hlo::Value g = broadcast_to(b, convert_to(b, grad, out), dims);
   hlo::Value v = broadcast_to(b, convert_to(b, x, out), dims);
-  return b.select(b.compare(v, fill(b, threshold, v), "LE"), splat_like(b, 0, g), g);
+  hlo::Value below = b.compare(convert_to(b, v, threshold.dtype()), broadcast_to(b, threshold, dims), "LE");
+  return b.select(below, splat_like(b, 0, g), g);
 }
 
 hlo::Value lower_gelu(hlo::Builder& b, const hlo::Value& input, GeluApproximation approximate) {

@@ -79,8 +79,9 @@ hlo::Value lower_hardswish_backward(hlo::Builder& b, const hlo::Value& grad, con
                                     ElementType out) {
   auto [g, x] = backward_operands(b, grad, input, out, "aten::hardswish_backward");
   hlo::Value middle = b.multiply(g, b.add(b.divide(x, k(b, 3, x)), k(b, 0.5, x)));
-  hlo::Value r = b.select(b.compare(x, k(b, 3, x), "LE"), middle, g);
-  r = b.select(b.compare(x, k(b, -3, x), "LT"), k(b, 0, r), r);
+  // CPU's and CUDA's open interval: the gradient at -3 is 0 and at 3 is grad.
+  hlo::Value r = b.select(b.compare(x, k(b, 3, x), "LT"), middle, g);
+  r = b.select(b.compare(x, k(b, -3, x), "LE"), k(b, 0, r), r);
   return convert_to(b, r, out);
 }
 
@@ -102,6 +103,16 @@ hlo::Value lower_mish(hlo::Builder& b, const hlo::Value& input) {
   const hlo::Value x = in_compute(b, input);
   hlo::Value r = b.multiply(x, b.tanh(b.log_plus_one(b.exponential(x))));
   return convert_to(b, r, input.dtype());
+}
+
+hlo::Value lower_mish_backward(hlo::Builder& b, const hlo::Value& grad, const hlo::Value& input, ElementType out) {
+  auto [g, x] = backward_operands(b, grad, input, out, "aten::mish_backward");
+  // d/dx x tanh(softplus(x)) = tanh(sp) + x sigmoid(x) (1 - tanh(sp)^2), in
+  // the compute type (f32 for 16-bit floats, as CPU's kernel).
+  hlo::Value t = b.tanh(b.log_plus_one(b.exponential(x)));
+  hlo::Value sigmoid = b.logistic(x);
+  hlo::Value d = b.add(t, b.multiply(b.multiply(x, sigmoid), b.subtract(k(b, 1, t), b.multiply(t, t))));
+  return convert_to(b, b.multiply(g, d), out);
 }
 
 std::pair<hlo::Value, hlo::Value> lower_log_sigmoid(hlo::Builder& b, const hlo::Value& input) {

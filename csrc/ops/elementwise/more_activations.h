@@ -29,6 +29,7 @@ hlo::Value lower_hardsigmoid_backward(hlo::Builder& b, const hlo::Value& grad, c
 
 // x * tanh(log1p(exp(x)))
 hlo::Value lower_mish(hlo::Builder& b, const hlo::Value& x);
+hlo::Value lower_mish_backward(hlo::Builder& b, const hlo::Value& grad, const hlo::Value& x, ElementType out);
 
 // (min(x, 0) - log1p(exp(-|x|)), exp(-|x|)): the output and the buffer the
 // CPU kernel saves for the backward.

@@ -35,13 +35,15 @@ hlo::Value lower_lerp(hlo::Builder& b, const hlo::Value& self, const hlo::Value&
 hlo::Value lower_addcmul(hlo::Builder& b, const hlo::Value& self, const hlo::Value& t1,
                          const hlo::Value& t2, const hlo::Value& value, ElementType out) {
   auto v = promote_all(b, {self, t1, t2, value}, out, "aten::addcmul");
-  return b.add(v[0], b.multiply(v[3], b.multiply(v[1], v[2])));
+  // value * t1 first, as CPU and CUDA compute it (t1 * t2 alone can overflow).
+  return b.add(v[0], b.multiply(b.multiply(v[3], v[1]), v[2]));
 }
 
 hlo::Value lower_addcdiv(hlo::Builder& b, const hlo::Value& self, const hlo::Value& t1,
                          const hlo::Value& t2, const hlo::Value& value, ElementType out) {
   auto v = promote_all(b, {self, t1, t2, value}, out, "aten::addcdiv");
-  return b.add(v[0], b.multiply(v[3], b.divide(v[1], v[2])));
+  // value * t1 first, as CPU and CUDA compute it.
+  return b.add(v[0], b.divide(b.multiply(v[3], v[1]), v[2]));
 }
 
 hlo::Value lower_maximum(hlo::Builder& b, const hlo::Value& x, const hlo::Value& y, ElementType out) {

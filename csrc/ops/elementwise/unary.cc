@@ -217,6 +217,17 @@ hlo::Value lower_pow(hlo::Builder& b, const hlo::Value& x, const hlo::Value& y, 
   hlo::Value base = broadcast_to(b, convert_to(b, x, c), dims);
   hlo::Value exponent = broadcast_to(b, convert_to(b, y, c), dims);
   if (is_unsigned(c)) return convert_to(b, integer_power(b, base, exponent), out);
+  if (is_complex(c)) {
+    // exp(y log x) is NaN at x = 0; C's pow gives 1 for y = 0 and 0 for Re(y) > 0.
+    hlo::Value zero = splat_like(b, 0, b.real(base));
+    auto is_zero = [&](const hlo::Value& v) {
+      return b.and_(b.compare(b.real(v), zero, "EQ"), b.compare(b.imag(v), zero, "EQ"));
+    };
+    hlo::Value zero_base = is_zero(base);
+    hlo::Value r = b.power(base, exponent);
+    r = b.select(b.and_(zero_base, b.compare(b.real(exponent), zero, "GT")), splat_like(b, 0, r), r);
+    return convert_to(b, b.select(b.and_(zero_base, is_zero(exponent)), splat_like(b, 1, r), r), out);
+  }
   if (!is_signed_integer(c)) return convert_to(b, b.power(base, exponent), out);
   // C integer powers: b ** -n is 0 unless |b| == 1 (then 1, or -1 for odd n).
   hlo::Value zero = splat_like(b, 0, exponent);

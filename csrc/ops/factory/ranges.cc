@@ -1,6 +1,7 @@
 #include "ops/factory/ranges.h"
 
 #include "ops/broadcast.h"
+#include "ops/elementwise/unary.h"
 
 namespace torch_tpu::ops {
 
@@ -18,26 +19,39 @@ hlo::Value lower_arange(hlo::Builder& b, const hlo::Value& start, const hlo::Val
   return convert_to(b, v, out);
 }
 
-hlo::Value lower_linspace(hlo::Builder& b, const hlo::Value& start, const hlo::Value& end, int64_t n,
-                          ElementType out) {
-  const ElementType t = start.dtype();
-  if (is_complex(t)) {
-    // The real and imaginary parts step independently.
-    const ElementType part = real_part_type(t);
-    return convert_to(b, b.complex(lower_linspace(b, b.real(start), b.real(end), n, part),
-                                   lower_linspace(b, b.imag(start), b.imag(end), n, part)), out);
-  }
-  const hlo::TensorType type(t, {n});
-  if (n == 1) return convert_to(b, b.broadcast_in_dim(start, {1}, {}), out);
+namespace {
+
+// The points in `step`'s type (real).
+hlo::Value linspace_points(hlo::Builder& b, const hlo::Value& start, const hlo::Value& end, const hlo::Value& step,
+                           int64_t n) {
+  const hlo::TensorType type(step.dtype(), {n});
+  if (n == 1) return b.broadcast_in_dim(start, {1}, {});
   hlo::Value i = b.iota(type, 0);
   hlo::Value s = b.broadcast_in_dim(start, {n}, {});
   hlo::Value e = b.broadcast_in_dim(end, {n}, {});
-  hlo::Value steps = b.constant_splat_int(n - 1, type);
-  hlo::Value step = b.divide(b.subtract(e, s), steps);
-  hlo::Value from_start = b.add(s, b.multiply(i, step));
-  hlo::Value from_end = b.subtract(e, b.multiply(b.subtract(steps, i), step));
+  hlo::Value h = b.broadcast_in_dim(step, {n}, {});
+  hlo::Value from_start = b.add(s, b.multiply(h, i));
+  hlo::Value left = b.subtract(b.constant_splat_int(n - 1, type), i);
+  hlo::Value from_end = b.subtract(e, b.multiply(h, left));
   hlo::Value first_half = b.compare(i, b.constant_splat_int(n / 2, type), "LT");
-  return convert_to(b, b.select(first_half, from_start, from_end), out);
+  return b.select(first_half, from_start, from_end);
+}
+
+}  // namespace
+
+hlo::Value lower_linspace(hlo::Builder& b, const hlo::Value& start, const hlo::Value& end, const hlo::Value& step,
+                          int64_t n, ElementType out) {
+  if (is_complex(step.dtype())) {
+    // The real and imaginary parts step independently.
+    return convert_to(b, b.complex(linspace_points(b, b.real(start), b.real(end), b.real(step), n),
+                                   linspace_points(b, b.imag(start), b.imag(end), b.imag(step), n)), out);
+  }
+  return convert_to(b, linspace_points(b, start, end, step, n), out);
+}
+
+hlo::Value lower_logspace(hlo::Builder& b, const hlo::Value& exponents, const hlo::Value& base, ElementType out) {
+  hlo::Value bases = b.broadcast_in_dim(base, exponents.dims(), {});
+  return convert_to(b, lower_pow(b, bases, exponents, ElementType::kF64), out);
 }
 
 hlo::Value lower_eye(hlo::Builder& b, int64_t n, int64_t m, ElementType out) {

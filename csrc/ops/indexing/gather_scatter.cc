@@ -209,7 +209,12 @@ Checked lower_scatter(hlo::Builder& b, const hlo::Value& self_in, const hlo::Val
   hlo::Value index = index_in.rank() == 0 && rank > 0 ? b.reshape(index_in, std::vector<int64_t>(rank, 1)) : index_in;
   const hlo::Value violated = index_out_of_range(b, index, self.dims()[dim], false);
   if (element_count(index.dims()) == 0) return {self_in, violated};
-  const ElementType type = self.dtype();
+  const ElementType result_type = self.dtype();
+  // Sums and means of 16-bit floats accumulate in f32 and round once, as
+  // CPU's accumulating kernels do (rounding at every addition lost digits).
+  const bool widen = (kind == ScatterKind::kSum || kind == ScatterKind::kMean) &&
+                     accumulation_type(result_type) != result_type && is_floating(result_type);
+  const ElementType type = widen ? accumulation_type(result_type) : result_type;
 
   hlo::Value updates;
   if (src_in.rank() == 0) {
@@ -224,12 +229,12 @@ Checked lower_scatter(hlo::Builder& b, const hlo::Value& self_in, const hlo::Val
   const hlo::Value coords = coordinates_along(b, convert_to(b, index, ElementType::kS64), dim);
   const hlo::ScatterDims sd = point_scatter_dims(rank);
 
-  hlo::Value base = self;
+  hlo::Value base = convert_to(b, self, type);
   if (!include_self && kind != ScatterKind::kAssign) {
     const hlo::Value touched = scatter_with(b, b.constant_splat_int(0, hlo::TensorType(ElementType::kPred, self.dims())),
                                             coords, b.constant_splat_int(1, hlo::TensorType(ElementType::kPred, index.dims())),
                                             sd, ScatterKind::kAssign);
-    base = b.select(touched, identity_of(b, kind, type, self.dims()), self);
+    base = b.select(touched, identity_of(b, kind, type, self.dims()), base);
   }
   hlo::Value out = scatter_with(b, base, coords, updates, sd, kind);
   if (kind == ScatterKind::kMean) {
@@ -243,6 +248,7 @@ Checked lower_scatter(hlo::Builder& b, const hlo::Value& self_in, const hlo::Val
                     is_floating(count_type) || is_complex(count_type) ? RoundingMode::kTrue : RoundingMode::kFloor);
     out = convert_to(b, out, type);
   }
+  out = convert_to(b, out, result_type);
   return {scalar ? b.reshape(out, {}) : out, violated};
 }
 
@@ -277,13 +283,18 @@ Checked lower_index_update(hlo::Builder& b, const hlo::Value& self_in, const hlo
   std::vector<int64_t> update_dims = self.dims();
   update_dims[dim] = n;
   if (element_count(update_dims) == 0) return {self_in, violated};
-  hlo::Value source = b.reshape(convert_to(b, source_in, self.dtype()), update_dims);
+  // index_add of 16-bit floats accumulates in f32 and rounds once (as lower_scatter).
+  const ElementType type = kind == ScatterKind::kSum && is_floating(self.dtype())
+                               ? accumulation_type(self.dtype()) : self.dtype();
+  hlo::Value source = b.reshape(convert_to(b, source_in, type), update_dims);
   if (alpha) {
-    const hlo::Value a = b.broadcast_in_dim(convert_to(b, *alpha, self.dtype()), update_dims, {});
-    source = self.dtype() == ElementType::kPred ? b.and_(source, a) : b.multiply(source, a);
+    const hlo::Value a = b.broadcast_in_dim(convert_to(b, *alpha, type), update_dims, {});
+    source = type == ElementType::kPred ? b.and_(source, a) : b.multiply(source, a);
   }
   const hlo::Value rows = b.reshape(convert_to(b, index, ElementType::kS64), {n, 1});
-  const hlo::Value out = scatter_with(b, self, rows, source, slice_scatter_dims(self.rank(), dim), kind);
+  const hlo::Value out = convert_to(
+      b, scatter_with(b, convert_to(b, self, type), rows, source, slice_scatter_dims(self.rank(), dim), kind),
+      self.dtype());
   return {scalar ? b.reshape(out, {}) : out, violated};
 }
 

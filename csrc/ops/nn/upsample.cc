@@ -165,10 +165,12 @@ Taps axis_taps(UpsampleMode mode, ElementType dtype, int64_t in, int64_t out, bo
 }
 
 // A weight vector in the compute type, rounded through the tensor's own
-// type first where CPU stores weights in it (16-bit floats).
-Value weights(hlo::Builder& b, const std::vector<double>& w, ElementType dtype, ElementType acc) {
+// type first where CPU stores weights in it: bicubic's, of 16-bit floats.
+// CPU keeps linear weights in f32 for bilinear; for linear and trilinear it
+// rounds them, which loses accuracy, so they stay f32 here too.
+Value weights(hlo::Builder& b, const std::vector<double>& w, UpsampleMode mode, ElementType dtype, ElementType acc) {
   Value v = axis::float_vector(b, w, acc == ElementType::kF64 ? ElementType::kF64 : ElementType::kF32);
-  if (dtype != acc && is_floating(dtype)) v = b.convert(v, dtype);
+  if (mode == UpsampleMode::kCubic && dtype != acc && is_floating(dtype)) v = b.convert(v, dtype);
   return convert_to(b, v, acc);
 }
 
@@ -191,7 +193,7 @@ Value lower_upsample(hlo::Builder& b, const Value& x, UpsampleMode mode, bool al
     std::optional<Value> sum;
     for (size_t t = 0; t < taps.idx.size(); ++t) {
       Value picked = axis::take(b, y, axis_dim, taps.idx[t]);
-      Value term = b.multiply(picked, axis::along(b, weights(b, taps.w[t], x.dtype(), acc), picked.dims(), axis_dim));
+      Value term = b.multiply(picked, axis::along(b, weights(b, taps.w[t], mode, x.dtype(), acc), picked.dims(), axis_dim));
       sum = sum ? b.add(*sum, term) : term;
     }
     y = *sum;
@@ -222,7 +224,7 @@ Value lower_upsample_backward(hlo::Builder& b, const Value& grad, const std::vec
     for (size_t t = 0; t < taps.idx.size(); ++t) {
       Value hit = b.compare(column, b.broadcast_in_dim(axis::i64_vector(b, taps.idx[t]), dims, {0}),
                             hlo::ComparisonDirection::kEq);
-      Value w = b.broadcast_in_dim(weights(b, taps.w[t], grad.dtype(), acc), dims, {0});
+      Value w = b.broadcast_in_dim(weights(b, taps.w[t], mode, grad.dtype(), acc), dims, {0});
       Value term = b.select(hit, w, zero);
       m = m ? b.add(*m, term) : term;
     }

@@ -72,7 +72,8 @@ std::vector<Value> lower_adam_step(hlo::Builder& b, const AdamOptions& o, const 
   Value beta2 = splat(b, s.beta2, g);
   Value one_c = b.constant_splat(1, g.type());
   m = b.add(b.multiply(m, beta1), b.multiply(g, b.subtract(one_c, beta1)));
-  v = b.add(b.multiply(v, beta2), b.multiply(b.multiply(g, g), b.subtract(one_c, beta2)));
+  // (1 - beta2) * grad first, as CPU's and CUDA's kernels: grad * grad alone overflows above 1.8e19.
+  v = b.add(b.multiply(v, beta2), b.multiply(b.multiply(b.subtract(one_c, beta2), g), g));
   Value second = v;
   std::optional<Value> max_v;
   if (o.amsgrad) {
