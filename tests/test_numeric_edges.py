@@ -59,7 +59,8 @@ def test_float_linspace_within_an_ulp_of_cpu_and_exact_at_whole_numbers(dtype):
 
 @pytest.mark.parametrize("dtype", [torch.int64, torch.float32, torch.float64])
 def test_logspace_computes_in_double_as_cpu(dtype):
-    for start, end, steps, base in [(0.5, 2.5, 3, 10.0), (-2, 2, 1001, 10.0), (0, 10, 11, 2.0), (1, 3, 5, 3.0)]:
+    for start, end, steps, base in [(0.5, 2.5, 3, 10.0), (-2, 2, 1001, 10.0), (0, 10, 11, 2.0), (1, 3, 5, 3.0),
+                                    (2.5, 5, 1, 10.0)]:  # one step: base ** start, start not truncated
         expected = torch.logspace(start, end, steps, base=base, dtype=dtype)
         actual = torch.logspace(start, end, steps, base=base, dtype=dtype, device=TPU).cpu()
         tol = dict(rtol=0, atol=0) if dtype == torch.int64 else dict(rtol=2e-7, atol=0)
@@ -174,3 +175,19 @@ def test_boolean_alpha_and_bool_floor_division_raise_as_on_cpu():
     assert_same(lambda t: torch.add(t, t, alpha=True), torch.tensor([True, False]))
     assert_same(lambda t: torch.div(t, t, rounding_mode="floor"), torch.tensor([True, True]))
     assert_same(lambda t: torch.div(t, t, rounding_mode="trunc"), torch.tensor([True, True]))
+
+
+def test_linalg_outs_that_cast_as_on_cpu():
+    a = torch.tensor([[4.0, 1.0], [1.0, 3.0]])
+    for fn in (lambda t, o: torch.cholesky(t, out=o),
+               lambda t, o: torch.linalg.lstsq(t, t, out=(o, o.clone(), torch.empty(0, dtype=torch.long,
+                                                                                       device=t.device), o.clone()))[0]):
+        expected = fn(a, torch.empty(0, dtype=torch.float64))
+        actual = fn(a.to(TPU), torch.empty(0, dtype=torch.float64, device=TPU))
+        torch.testing.assert_close(actual.cpu(), expected)
+
+
+def test_svd_of_complex_infinities_gives_nan():
+    a = torch.tensor([[complex(float("inf"), -float("inf")), 1j], [0j, 1 + 0j]])
+    u = torch.linalg.svdvals(a.to(TPU)).cpu()
+    assert torch.isnan(u).all()

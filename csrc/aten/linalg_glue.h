@@ -65,8 +65,8 @@ inline void write(Tensor& out, const Tensor& value) {
   out.copy_(value);
 }
 
-// The few that are not structured (cholesky_inverse, householder_product)
-// copy into out: any dtype the result casts to.
+// The few that are not structured (cholesky, cholesky_inverse, lstsq,
+// householder_product) copy into out: any dtype the result casts to.
 inline void write_castable(Tensor& out, const Tensor& value) {
   TORCH_CHECK(c10::canCast(value.scalar_type(), out.scalar_type()), "Expected out tensor to have dtype ",
               value.dtype(), ", but got ", out.dtype(), " instead");

@@ -88,7 +88,9 @@ Prepared prepare(Binary op, const at::Tensor& self, const at::Tensor& other,
   const bool reduced = opmath(dtype) != dtype;
   const bool wide_scalars = reduced && (op == Binary::kMul || op == Binary::kDiv);
   const c10::ScalarType scalar_dtype = wide_scalars ? opmath(dtype) : dtype;
-  p.self = add_operand(p.call, self, scalar_dtype);
+  // Only a scalar second operand: a first one is cast to the dtype by CPU's
+  // TensorIterator (Python's 1.7 * x arrives as mul(x, 1.7)).
+  p.self = add_operand(p.call, self, dtype);
   p.other = add_operand(p.call, other, scalar_dtype);
   TORCH_CHECK(!alpha.isBoolean() || dtype == c10::ScalarType::Bool,
               "Boolean alpha only supported for Boolean results.");
@@ -98,7 +100,7 @@ Prepared prepare(Binary op, const at::Tensor& self, const at::Tensor& other,
     p.call.scalars.push_back({out, alpha});
     p.has_alpha = true;
   }
-  if ((wide_scalars && (p.self.scalar || p.other.scalar)) || (reduced && p.has_alpha)) p.compute = ElementType::kF32;
+  if ((wide_scalars && p.other.scalar) || (reduced && p.has_alpha)) p.compute = ElementType::kF32;
   if (op == Binary::kDiv && mode != ops::RoundingMode::kTrue && dtype == c10::ScalarType::Bool) {
     not_implemented_for(mode == ops::RoundingMode::kFloor ? "div_floor_cpu" : "div_trunc_cpu", dtype);
   }

@@ -41,7 +41,7 @@ void assert_async(const at::Tensor& self) {
 }
 
 void assert_async_msg(const at::Tensor& self, c10::string_view message) {
-  assert_nonzero(self, std::string(message));
+  assert_nonzero(self, message.empty() ? std::string("Assertion is failed") : std::string(message));
 }
 
 }  // namespace

@@ -77,6 +77,7 @@ at::Tensor& linspace_out(const c10::Scalar& start, const c10::Scalar& end, int64
   TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
   at::native::resize_output(out, {steps});
   if (steps == 0) return out;
+  if (out.scalar_type() == at::kBool) not_implemented_for("linspace_cpu", at::kBool);
   const ElementType type = to_element_type(out.scalar_type(), "aten::linspace");
   const Spacing spacing = linear_spacing(start, end, steps, out.scalar_type());
   std::string attributes(1, static_cast<char>(type));
@@ -93,6 +94,7 @@ at::Tensor& logspace_out(const c10::Scalar& start, const c10::Scalar& end, int64
   TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
   at::native::resize_output(out, {steps});
   if (steps == 0) return out;
+  if (out.scalar_type() == at::kBool) not_implemented_for("logspace_cpu", at::kBool);
   const ElementType type = to_element_type(out.scalar_type(), "aten::logspace");
   if (out.is_complex()) {  // complex exponents: base ** linspace, as CPU's complex path
     out.copy_(at::pow(base, at::linspace(start, end, steps, out.options())));
@@ -107,6 +109,7 @@ at::Tensor& logspace_out(const c10::Scalar& start, const c10::Scalar& end, int64
   at::Tensor exponents = at::empty({steps}, at::TensorOptions().dtype(at::kDouble));
   double* x = exponents.data_ptr<double>();
   for (int64_t i = 0; i < steps; ++i) x[i] = i < steps / 2 ? s + step * i : e - step * (steps - i - 1);
+  if (steps == 1) x[0] = start.to<double>();  // CPU: base ** start, start not cast first
   std::string attributes(1, static_cast<char>(type));
   OpCall call{"aten::logspace", std::move(attributes), {exponents.to(out.device())}, {{ElementType::kF64, base}}};
   run_op_into(call, [type](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>& v) {

@@ -242,10 +242,10 @@ std::tuple<Tensor&, Tensor&, Tensor&, Tensor&> tpu_linalg_lstsq_out(const Tensor
   Tensor empty_real = at::empty({0}, a.options().dtype(c10::toRealValueType(a.scalar_type())));
   bool keep_residuals = m > n && name != "gelsy";
   if (keep_residuals && !qr) keep_residuals = r[2].eq(n).all().item<bool>();
-  write(solution, vector ? r[0].squeeze(-1) : r[0]);
-  write(residuals, keep_residuals ? r[1] : empty_real);
-  write(rank, qr ? at::empty({0}, a.options().dtype(at::kLong)) : r[2]);
-  write(singular_values, name == "gelsd" || name == "gelss" ? r[3] : empty_real);
+  write_castable(solution, vector ? r[0].squeeze(-1) : r[0]);
+  write_castable(residuals, keep_residuals ? r[1] : empty_real);
+  write_castable(rank, qr ? at::empty({0}, a.options().dtype(at::kLong)) : r[2]);
+  write_castable(singular_values, name == "gelsd" || name == "gelss" ? r[3] : empty_real);
   return {solution, residuals, rank, singular_values};
 }
 

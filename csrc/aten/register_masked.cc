@@ -184,7 +184,9 @@ at::Tensor nonzero_any(const at::Tensor& self, std::optional<int64_t> static_siz
     return *out;
   }
   at::Tensor result = run_op(call, body).at(0);
-  return static_size || self.dim() < 2 ? result : with_strides(result, by_columns);
+  if (static_size || self.dim() == 0) return result;
+  // One column: the same memory either way, so a view gives CPU's strides.
+  return self.dim() == 1 ? result.as_strided({count, 1}, by_columns) : with_strides(result, by_columns);
 }
 
 at::Tensor nonzero(const at::Tensor& self) { return nonzero_any(self, std::nullopt, 0, nullptr); }

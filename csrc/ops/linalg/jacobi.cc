@@ -282,8 +282,9 @@ hlo::Value non_finite(hlo::Builder& b, const hlo::Value& x) {
 
 // 1 where a matrix of x [batch, m, n] holds a NaN, else 0 (i32 [batch]).
 hlo::Value holds_nan(hlo::Builder& b, const hlo::Value& x) {
-  hlo::Value v = is_complex(x.dtype()) ? b.add(b.real(x), b.imag(x)) : x;
-  hlo::Value nan = b.compare(v, v, "NE");
+  auto is_nan = [&](const hlo::Value& v) { return b.compare(v, v, "NE"); };
+  // A part-wise test: inf - inf*j sums to NaN but holds none.
+  hlo::Value nan = is_complex(x.dtype()) ? b.or_(is_nan(b.real(x)), is_nan(b.imag(x))) : is_nan(x);
   hlo::Value any = b.reduce({nan}, {b.constant_splat_int(0, TensorType::scalar(ElementType::kPred))}, {1, 2},
                             [](hlo::Builder& r, const Values& v) { return Values{r.or_(v[0], v[1])}; })[0];
   return b.convert(any, ElementType::kS32);
