@@ -37,14 +37,12 @@
 #include <ATen/ops/isfinite.h>
 #include <ATen/ops/isnan.h>
 #include <ATen/ops/linalg_vector_norm.h>
-#include <ATen/ops/linspace.h>
 #include <ATen/ops/logical_and.h>
 #include <ATen/ops/logical_not.h>
 #include <ATen/ops/max.h>
 #include <ATen/ops/min.h>
 #include <ATen/ops/ne.h>
 #include <ATen/ops/ones_like.h>
-#include <ATen/ops/pow.h>
 #include <ATen/ops/real.h>
 #include <ATen/ops/scalar_tensor.h>
 #include <ATen/ops/scatter_reduce.h>
