@@ -417,6 +417,21 @@ def scenario_errors() -> None:
             assert "all_to_all_single" in str(e), e
         else:
             raise AssertionError(f"all_to_all_single of {inp.numel()} into {out.numel()} elements was accepted")
+    # Argument errors name the tpu backend, never the host transport under it.
+    x = torch.ones(4, device="tpu")
+    for what, call in (
+        ("allgather", lambda: dist.all_gather([torch.empty(3, device="tpu") for _ in range(WORLD)], x)),
+        ("broadcast", lambda: dist.broadcast(x, src=WORLD + 1)),
+        ("all_to_all", lambda: dist.all_to_all([torch.empty(5, device="tpu")] * WORLD, [x] * WORLD)),
+        ("all_to_all_single", lambda: dist.all_to_all_single(
+            torch.empty(8, device="tpu"), torch.ones(8, device="tpu"), input_split_sizes=[8] + [0] * WORLD)),
+    ):
+        try:
+            call()
+        except (RuntimeError, ValueError) as e:
+            assert f"tpu backend: {what}" in str(e) and "Gloo" not in str(e), e
+        else:
+            raise AssertionError(f"a bad {what} was accepted")
     # The group still works after refused calls.
     t = torch.ones(2, device="tpu")
     dist.all_reduce(t)

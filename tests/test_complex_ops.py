@@ -5,6 +5,10 @@ meaning, and gradients through autograd."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import tempfile
+
 import pytest
 import torch
 
@@ -197,6 +201,22 @@ def test_complex_to_real_keeps_the_real_part(dtype):
     z = torch.tensor([1.75 + 2j, -2.5 - 1j, 0j, 1j, -0.0 + 0j, 3 - 0.5j])
     assert_same(lambda t: t.to(dtype), z)
     assert_same(lambda t: torch.empty(6, dtype=dtype, device=t.device).copy_(t), z)
+
+
+def test_complex_to_real_copy_warns_once_as_on_cpu():
+    # PyTorch warns once per process, so a fresh one is needed.
+    code = """
+import warnings, torch, torch_tpu
+z = torch.tensor([1 + 2j], device="tpu")
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    torch.empty(1, device="tpu").copy_(z)
+    torch.empty(1, device="tpu").copy_(z)
+print(sum("discards the imaginary part" in str(w.message) for w in caught))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tempfile.gettempdir())
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[-1] == "1", out.stdout
 
 
 def test_complex_logaddexp():

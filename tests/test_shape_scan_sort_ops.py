@@ -250,6 +250,11 @@ def test_cum_forms_errors(fn):
     x = make((4, 3)) * 0.5 + 1
     assert_same(lambda t: getattr(t.clone(), fn + "_")(1), x)
     assert_same(lambda t: getattr(t.clone(), fn + "_")(0), make((5,), torch.int32))
+    # CPU has no bool result kernel: in place on bool, or dtype / out= bool.
+    for call in (lambda t: getattr(t.clone(), fn + "_")(0), lambda t: op(t, 0, dtype=torch.bool),
+                 lambda t: op(t, 0, out=torch.empty(4, dtype=torch.bool, device=t.device))):
+        with pytest.raises(NotImplementedError, match=f"{fn}_out.* not implemented for 'Bool'"):
+            call(make((4,), torch.bool).to("tpu"))
     assert_same(lambda t: op(t, 0, out=torch.empty(0, device=t.device)), make((4,), torch.int64))
     assert_same(lambda t: op(t, 0, dtype=torch.float32, out=torch.empty(0, dtype=torch.float64, device=t.device)),
                 make((4,)))

@@ -218,6 +218,48 @@ def test_complex_linspace(steps, dtype):
     torch.testing.assert_close(torch.linspace(1 + 1j, -2 + 3.5j, steps, dtype=dtype, device="tpu").cpu(), expected)
 
 
+@pytest.mark.parametrize("args", [(0, 3, 0.5), (1, 10, 3), (5, -2, -1.5), (0, 1, 0.1), (2, 2, 1)], ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.int32, torch.bfloat16], ids=str)
+def test_range_includes_its_end_as_on_cpu(args, dtype):
+    if not dtype.is_floating_point and any(isinstance(a, float) for a in args):
+        pytest.skip("fractional steps of an integer range")
+    with pytest.warns(UserWarning, match="deprecated"):
+        expected = torch.range(*args, dtype=dtype)
+        actual = torch.range(*args, dtype=dtype, device="tpu")
+    # Steps in arange's compute type (f32 for f32, as on CUDA; CPU uses
+    # double), so floats may differ in the last bit.
+    exact = dict(rtol=0, atol=0) if dtype in (torch.float64, torch.int64, torch.int32) else {}
+    torch.testing.assert_close(actual.cpu(), expected, **exact)
+
+
+def test_range_refuses_what_cpu_refuses():
+    with pytest.warns(UserWarning):
+        with pytest.raises(RuntimeError, match="aten::range: upper bound and lower bound inconsistent"):
+            torch.range(0, 3, -1, device="tpu")
+        with pytest.raises(RuntimeError, match="aten::range: step must be nonzero"):
+            torch.range(0, 3, 0, device="tpu")
+
+
+@pytest.mark.parametrize("length", [0, 1, 2, 5, 6, 33])
+@pytest.mark.parametrize("periodic", [True, False])
+@pytest.mark.parametrize("beta", [0.0, 3.5, 12.0])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16], ids=str)
+def test_kaiser_window(length, periodic, beta, dtype):
+    expected = torch.kaiser_window(length, periodic, beta, dtype=dtype)
+    actual = torch.kaiser_window(length, periodic, beta, dtype=dtype, device="tpu")
+    tol = {torch.float32: 2e-6, torch.float64: 1e-14}.get(dtype, 8e-3)
+    torch.testing.assert_close(actual.cpu(), expected, rtol=tol, atol=tol)
+
+
+def test_kaiser_window_short_forms_and_errors():
+    torch.testing.assert_close(torch.kaiser_window(7, device="tpu").cpu(), torch.kaiser_window(7))
+    torch.testing.assert_close(torch.kaiser_window(7, False, device="tpu").cpu(), torch.kaiser_window(7, False))
+    with pytest.raises(RuntimeError, match="kaiser_window requires non-negative window_length"):
+        torch.kaiser_window(-1, device="tpu")
+    with pytest.raises(RuntimeError, match="kaiser_window expects floating point dtypes"):
+        torch.kaiser_window(3, dtype=torch.int32, device="tpu")
+
+
 def test_an_unsupported_dtype_keeps_its_message_through_python_operators():
     # A TypeError would become NotImplemented in Tensor.__add__ and lose it.
     with pytest.raises(NotImplementedError, match="aten::add: dtype ComplexHalf is not supported on tpu"):

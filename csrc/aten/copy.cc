@@ -138,6 +138,10 @@ at::Tensor copy_from(const at::Tensor& self_in, const at::Tensor& dst, bool non_
     return tpu_to_host(self, dst);
   }
   TORCH_CHECK(src_tpu && dst_tpu, "aten::copy_: unexpected devices ", self.device(), " -> ", dst.device());
+  // CPU's copy_ warns here too; across the host the CPU copy warns itself.
+  if (self.is_complex() && !dst.is_complex()) {
+    TORCH_WARN_ONCE("Casting complex values to real discards the imaginary part");
+  }
   if (self.device() == dst.device()) {
     copy_on_device(self, dst);
     return dst;

@@ -1,10 +1,23 @@
 // ATen glue for the factories that compute values: arange (every torch.arange
-// form reaches arange.start_out), linspace and eye.
+// form reaches arange.start_out), range, linspace, logspace, eye and
+// kaiser_window.
+#include <ATen/AccumulateType.h>
 #include <ATen/Dispatch.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/RangeUtils.h>
 #include <ATen/native/Resize.h>
+#include <ATen/ops/abs.h>
+#include <ATen/ops/arange.h>
+#include <ATen/ops/div.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/full.h>
+#include <ATen/ops/i0.h>
+#include <ATen/ops/mul.h>
+#include <ATen/ops/ones.h>
+#include <ATen/ops/rsub.h>
+#include <ATen/ops/sqrt.h>
+#include <ATen/ops/square.h>
+#include <ATen/ops/sub.h>
 #include <ATen/ops/linspace.h>
 #include <ATen/ops/pow.h>
 #include <torch/library.h>
@@ -18,21 +31,46 @@ namespace torch_tpu::aten {
 
 namespace {
 
+// out[i] = start + i * step for n elements, stepped in arange's compute
+// type (the result's own, f32 for the 16-bit floats).
+void write_progression(const char* op, const c10::Scalar& start, const c10::Scalar& step, int64_t n,
+                       at::Tensor& out) {
+  at::native::resize_output(out, {n});
+  const ElementType type = to_element_type(out.scalar_type(), op);
+  const ElementType compute = ops::arange_compute_type(type);
+  std::string attributes(1, static_cast<char>(type));
+  attributes += std::to_string(n);
+  OpCall call{op, std::move(attributes), {}, {{compute, start}, {compute, step}}};
+  run_op_into(call, [n, type](hlo::Builder& b, const std::vector<hlo::Value>&, const std::vector<hlo::Value>& s) {
+    return std::vector<hlo::Value>{ops::lower_arange(b, s[0], s[1], n, type)};
+  }, out);
+}
+
 at::Tensor& arange_out(const c10::Scalar& start, const c10::Scalar& end, const c10::Scalar& step,
                        at::Tensor& out) {
   int64_t n = 0;
   AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "arange_tpu", [&] {
     n = at::native::compute_arange_size<scalar_t>(start, end, step);
   });
-  at::native::resize_output(out, {n});
-  const ElementType type = to_element_type(out.scalar_type(), "aten::arange");
-  const ElementType compute = ops::arange_compute_type(type);
-  std::string attributes(1, static_cast<char>(type));
-  attributes += std::to_string(n);
-  OpCall call{"aten::arange", std::move(attributes), {}, {{compute, start}, {compute, step}}};
-  run_op_into(call, [n, type](hlo::Builder& b, const std::vector<hlo::Value>&, const std::vector<hlo::Value>& s) {
-    return std::vector<hlo::Value>{ops::lower_arange(b, s[0], s[1], n, type)};
-  }, out);
+  write_progression("aten::arange", start, step, n, out);
+  return out;
+}
+
+// The deprecated torch.range, end included: its length and checks as CPU's
+// kernel computes them, in the result's accumulate type.
+at::Tensor& range_out(const c10::Scalar& start, const c10::Scalar& end, const c10::Scalar& step, at::Tensor& out) {
+  int64_t n = 0;
+  AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "range_tpu", [&] {
+    using accscalar_t = at::acc_type<scalar_t, false>;
+    const auto first = start.to<accscalar_t>(), last = end.to<accscalar_t>(), stride = step.to<accscalar_t>();
+    TORCH_CHECK(stride > 0 || stride < 0, "aten::range: step must be nonzero");
+    TORCH_CHECK(std::isfinite(static_cast<double>(first)) && std::isfinite(static_cast<double>(last)),
+                "aten::range: unsupported range: ", first, " -> ", last);
+    TORCH_CHECK((stride > 0 && last >= first) || (stride < 0 && last <= first),
+                "aten::range: upper bound and lower bound inconsistent with step sign");
+    n = static_cast<int64_t>(((last - first) / stride) + 1);
+  });
+  write_progression("aten::range", start, step, n, out);
   return out;
 }
 
@@ -148,14 +186,56 @@ at::Tensor scalar_tensor(const c10::Scalar& s, std::optional<c10::ScalarType> dt
   return t.fill_(cast ? cast_scalar(s, type) : s);
 }
 
+// torch.kaiser_window: PyTorch computes it with a DispatchStub, which has no
+// tpu kernel, so the overload every form reaches is written here from tpu
+// ops, in the result's opmath type (f32 for the 16-bit floats), as CPU's
+// kernel computes it: I0(beta * sqrt(|1 - ((i - a) / a)^2|)) / I0(beta),
+// a = (n - 1) / 2, with n + 1 points cut to n when periodic.
+at::Tensor kaiser_window(int64_t length, bool periodic, double beta, std::optional<c10::ScalarType> dtype,
+                         std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                         std::optional<bool> pin_memory) {
+  const c10::ScalarType type = dtype.value_or(c10::typeMetaToScalarType(c10::get_default_dtype()));
+  const auto options = at::TensorOptions().dtype(type).layout(layout).device(device).pinned_memory(pin_memory);
+  TORCH_CHECK(options.layout() != c10::kSparse, "kaiser_window is not implemented for sparse types, got: ", options);
+  TORCH_CHECK(c10::isFloatingType(type), "kaiser_window expects floating point dtypes, got: ", options);
+  TORCH_CHECK(length >= 0, "kaiser_window requires non-negative window_length, got window_length=", length);
+  if (length == 0) return at::empty({0}, options);
+  if (length == 1) return at::ones({1}, options);
+  const int64_t points = periodic ? length + 1 : length;
+  const c10::ScalarType opmath = c10::isReducedFloatingType(type) ? c10::kFloat : type;
+  const double alpha = (points - 1) / 2.0;
+  const at::Tensor ratio = at::div(at::sub(at::arange(points, options.dtype(opmath)), alpha), alpha);
+  const at::Tensor root = at::sqrt(at::abs(at::rsub(at::square(ratio), 1)));
+  const at::Tensor scale = at::i0(at::full({}, beta, options.dtype(opmath)));
+  const at::Tensor window = at::div(at::i0(at::mul(root, beta)), scale).to(type);
+  return periodic ? window.narrow(0, 0, length) : window;
+}
+
+// The shorter forms call the native function directly, not the dispatcher.
+at::Tensor kaiser_window_periodic(int64_t length, bool periodic, std::optional<c10::ScalarType> dtype,
+                                  std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                                  std::optional<bool> pin_memory) {
+  return kaiser_window(length, periodic, 12.0, dtype, layout, device, pin_memory);
+}
+
+at::Tensor kaiser_window_default(int64_t length, std::optional<c10::ScalarType> dtype,
+                                 std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                                 std::optional<bool> pin_memory) {
+  return kaiser_window(length, true, 12.0, dtype, layout, device, pin_memory);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("kaiser_window", kaiser_window_default);
+  m.impl("kaiser_window.periodic", kaiser_window_periodic);
+  m.impl("kaiser_window.beta", kaiser_window);
   m.impl("linspace.out", linspace_out);
   m.impl("logspace.out", logspace_out);
   m.impl("eye.out", eye_out);
   m.impl("eye.m_out", eye_m_out);
   m.impl("arange.start_out", arange_out);
+  m.impl("range.out", range_out);
   m.impl("scalar_tensor", scalar_tensor);
 }
 

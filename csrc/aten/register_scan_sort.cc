@@ -79,6 +79,13 @@ Lower cum_lower(Cum op, int64_t d, ElementType out) {
   };
 }
 
+// CPU has no bool kernel for the scans' result (bool inputs promote to
+// int64 unless a bool dtype or out= asks for it).
+void check_cum_result_type(Cum op, c10::ScalarType t) {
+  TORCH_CHECK_NOT_IMPLEMENTED(t != c10::kBool, op == Cum::kSum ? "\"cumsum_out\"" : "\"cumprod_out\"",
+                              " not implemented for 'Bool'");
+}
+
 std::string cum_key(Cum op, int64_t d, ElementType out) {
   std::string key(1, static_cast<char>(op));
   key.push_back(static_cast<char>(out));
@@ -90,6 +97,7 @@ at::Tensor cum(Cum op, const at::Tensor& self, int64_t dim, std::optional<c10::S
   const int64_t d = wrap(self, dim);
   const c10::ScalarType t =
       dtype.value_or(c10::isIntegralType(self.scalar_type(), /*includeBool=*/true) ? c10::kLong : self.scalar_type());
+  check_cum_result_type(op, t);
   const ElementType out = to_element_type(t, cum_name(op));
   to_element_type(self.scalar_type(), cum_name(op));
   return run(cum_name(op), cum_key(op, d, out), self, cum_lower(op, d, out)).at(0);
@@ -100,6 +108,7 @@ at::Tensor& cum_into(Cum op, const at::Tensor& self, int64_t dim, std::optional<
   const int64_t d = wrap(self, dim);
   const c10::ScalarType t = dtype.value_or(out.scalar_type());
   check_out_dtype(out, t);
+  check_cum_result_type(op, t);
   const ElementType type = to_element_type(t, cum_name(op));
   to_element_type(self.scalar_type(), cum_name(op));
   prepare_out(out, self.sizes(), inplace);

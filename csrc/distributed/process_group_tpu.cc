@@ -136,6 +136,20 @@ TensorList copy_back(std::vector<TensorList>& targets,
   return flat;
 }
 
+// gloo names itself in its argument errors ("ProcessGroupGloo::allgather:
+// invalid tensor size ..."); the caller used the tpu backend.
+template <class Call>
+auto on_host(Call&& call) -> decltype(call()) {
+  try {
+    return call();
+  } catch (const c10::Error& e) {
+    constexpr std::string_view gloo = "ProcessGroupGloo::";
+    const std::string_view what = e.what_without_backtrace();
+    if (what.substr(0, gloo.size()) != gloo) throw;
+    TORCH_CHECK(false, "tpu backend: ", what.substr(gloo.size()));
+  }
+}
+
 c10::intrusive_ptr<Work> done(TensorList outputs, OpType type) {
   return c10::make_intrusive<StagedWork>(std::move(outputs), type);
 }
@@ -256,7 +270,7 @@ void ProcessGroupTPU::reduce_on_host(TensorList& hosts, const ReduceOp& op,
   } else {
     host_opts.reduceOp = op;
   }
-  host_->allreduce(reduced, host_opts)->wait();
+  on_host([&] { return host_->allreduce(reduced, host_opts); })->wait();
   if (average) {
     // Integers are averaged by truncating division, as NCCL's ncclAvg does.
     for (auto& r : reduced) {
@@ -274,11 +288,11 @@ void ProcessGroupTPU::reduce_on_host(TensorList& hosts, const ReduceOp& op,
 
 c10::intrusive_ptr<Work> ProcessGroupTPU::broadcast(
     TensorList& tensors, const c10d::BroadcastOptions& opts) {
-  if (!any_on_tpu(tensors)) return host_->broadcast(tensors, opts);
+  if (!any_on_tpu(tensors)) return on_host([&] { return host_->broadcast(tensors, opts); });
   const bool root = getRank() == opts.rootRank;
   TensorList hosts = root ? host_values(tensors) : host_empty(tensors);
   TensorList wired = wire(hosts);
-  host_->broadcast(wired, opts)->wait();
+  on_host([&] { return host_->broadcast(wired, opts); })->wait();
   if (!root) copy_back(tensors, hosts);
   return done(tensors, OpType::BROADCAST);
 }
@@ -288,7 +302,7 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::allreduce(
   const auto op = opts.reduceOp.op_;
   if (!any_on_tpu(tensors) && op != ReduceOp::AVG &&
       op != ReduceOp::PREMUL_SUM) {
-    return host_->allreduce(tensors, opts);
+    return on_host([&] { return host_->allreduce(tensors, opts); });
   }
   TensorList hosts = host_values(tensors);
   reduce_on_host(hosts, opts.reduceOp, opts.timeout, "all_reduce");
@@ -312,7 +326,7 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::reduce(
   const auto op = opts.reduceOp.op_;
   if (!any_on_tpu(tensors) && op != ReduceOp::AVG &&
       op != ReduceOp::PREMUL_SUM) {
-    return host_->reduce(tensors, opts);
+    return on_host([&] { return host_->reduce(tensors, opts); });
   }
   // Every rank takes part in an all-reduce; only the root keeps the result
   // (the others' inputs stay as they were, which reduce allows).
@@ -327,7 +341,7 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::allgather(
     std::vector<TensorList>& outputs, TensorList& inputs,
     const c10d::AllgatherOptions& opts) {
   if (!any_on_tpu(inputs) && !any_on_tpu(outputs)) {
-    return host_->allgather(outputs, inputs, opts);
+    return on_host([&] { return host_->allgather(outputs, inputs, opts); });
   }
   TensorList host_inputs = host_values(inputs);
   std::vector<TensorList> host_outputs = host_empty(outputs);
@@ -346,12 +360,12 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::allgather(
       c10d::BroadcastOptions broadcast_opts;
       broadcast_opts.rootRank = root;
       broadcast_opts.timeout = opts.timeout;
-      host_->broadcast(slot, broadcast_opts)->wait();
+      on_host([&] { return host_->broadcast(slot, broadcast_opts); })->wait();
     }
   } else {
     std::vector<TensorList> wired_outputs = wire(host_outputs);
     TensorList wired_inputs = wire(host_inputs);
-    host_->allgather(wired_outputs, wired_inputs, opts)->wait();
+    on_host([&] { return host_->allgather(wired_outputs, wired_inputs, opts); })->wait();
   }
   return done(copy_back(outputs, host_outputs), OpType::ALLGATHER);
 }
@@ -372,7 +386,7 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::_allgather_base(
   TensorList host_inputs{host_values(input)};
   std::vector<TensorList> wired_outputs = wire(host_outputs);
   TensorList wired_inputs = wire(host_inputs);
-  host_->allgather(wired_outputs, wired_inputs, opts)->wait();
+  on_host([&] { return host_->allgather(wired_outputs, wired_inputs, opts); })->wait();
   copy_back(output, host_output.view(output.sizes()));
   return done({output}, OpType::_ALLGATHER_BASE);
 }
@@ -411,13 +425,13 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::gather(
     std::vector<TensorList>& outputs, TensorList& inputs,
     const c10d::GatherOptions& opts) {
   if (!any_on_tpu(inputs) && !any_on_tpu(outputs)) {
-    return host_->gather(outputs, inputs, opts);
+    return on_host([&] { return host_->gather(outputs, inputs, opts); });
   }
   TensorList host_inputs = host_values(inputs);
   std::vector<TensorList> host_outputs = host_empty(outputs);
   std::vector<TensorList> wired_outputs = wire(host_outputs);
   TensorList wired_inputs = wire(host_inputs);
-  host_->gather(wired_outputs, wired_inputs, opts)->wait();
+  on_host([&] { return host_->gather(wired_outputs, wired_inputs, opts); })->wait();
   return done(copy_back(outputs, host_outputs), OpType::GATHER);
 }
 
@@ -425,14 +439,14 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::scatter(
     TensorList& outputs, std::vector<TensorList>& inputs,
     const c10d::ScatterOptions& opts) {
   if (!any_on_tpu(outputs) && !any_on_tpu(inputs)) {
-    return host_->scatter(outputs, inputs, opts);
+    return on_host([&] { return host_->scatter(outputs, inputs, opts); });
   }
   std::vector<TensorList> host_inputs;
   for (const auto& list : inputs) host_inputs.push_back(host_values(list));
   TensorList host_outputs = host_empty(outputs);
   TensorList wired_outputs = wire(host_outputs);
   std::vector<TensorList> wired_inputs = wire(host_inputs);
-  host_->scatter(wired_outputs, wired_inputs, opts)->wait();
+  on_host([&] { return host_->scatter(wired_outputs, wired_inputs, opts); })->wait();
   copy_back(outputs, host_outputs);
   return done(outputs, OpType::SCATTER);
 }
@@ -500,8 +514,9 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::alltoall_base(
     std::vector<int64_t>& input_split_sizes,
     const c10d::AllToAllOptions& opts) {
   if (!on_tpu(output) && !on_tpu(input)) {
-    return host_->alltoall_base(output, input, output_split_sizes,
-                                input_split_sizes, opts);
+    return on_host([&] {
+      return host_->alltoall_base(output, input, output_split_sizes, input_split_sizes, opts);
+    });
   }
   check_same_dtype("all_to_all_single", input, output);
   if (input_split_sizes.empty() && output_split_sizes.empty()) {
@@ -515,14 +530,29 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::alltoall_base(
                         t == &input ? "input" : "output", " split sizes, the ", t == &input ? "input" : "output",
                         "'s first dimension must divide equally among the ", getSize(), " ranks, got shape ",
                         t->sizes());
+    } else {
+      TORCH_CHECK_VALUE(static_cast<int>(splits.size()) == getSize(), "tpu backend: all_to_all_single: ",
+                        t == &input ? "input" : "output", "_split_sizes must have one size per rank (", getSize(),
+                        "), got ", splits.size());
     }
   }
+  // What a rank sends itself is the one pairing known here (gloo would
+  // stop on a failed internal assertion).
+  auto own_part = [&](const at::Tensor& t, const std::vector<int64_t>& splits) -> int64_t {
+    if (t.dim() == 0 || t.size(0) == 0) return 0;
+    const int64_t rows = splits.empty() ? t.size(0) / getSize() : splits[getRank()];
+    return rows * (t.numel() / t.size(0));
+  };
+  TORCH_CHECK_VALUE(own_part(input, input_split_sizes) == own_part(output, output_split_sizes),
+                    "tpu backend: all_to_all_single: this rank's part of the input for itself has ",
+                    own_part(input, input_split_sizes), " elements, its part of the output ",
+                    own_part(output, output_split_sizes));
   at::Tensor host_input = host_values(input);
   at::Tensor host_output = host_empty(output);
   at::Tensor wired_output = wire(host_output), wired_input = wire(host_input);
-  host_->alltoall_base(wired_output, wired_input, output_split_sizes,
-                       input_split_sizes, opts)
-      ->wait();
+  on_host([&] {
+    return host_->alltoall_base(wired_output, wired_input, output_split_sizes, input_split_sizes, opts);
+  })->wait();
   copy_back(output, host_output);
   return done({output}, OpType::ALLTOALL_BASE);
 }
@@ -549,14 +579,18 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::alltoall(
     check_same_dtype(op, inputs[0], t);
     output_splits.push_back(t.numel());
   }
+  // What a rank sends itself is the one pairing known here (gloo would
+  // stop on a failed internal assertion).
+  TORCH_CHECK_VALUE(input_splits[getRank()] == output_splits[getRank()], "tpu backend: ", op,
+                    ": this rank's input and output tensors for itself must have as many elements, got ",
+                    input_splits[getRank()], " and ", output_splits[getRank()]);
   at::Tensor host_input = at::cat(flat_inputs);
   at::Tensor host_output = at::empty(
       {std::accumulate(output_splits.begin(), output_splits.end(),
                        int64_t{0})},
       inputs[0].options().device(at::kCPU));
   at::Tensor wired_output = wire(host_output), wired_input = wire(host_input);
-  host_->alltoall_base(wired_output, wired_input, output_splits, input_splits,
-                       opts)
+  on_host([&] { return host_->alltoall_base(wired_output, wired_input, output_splits, input_splits, opts); })
       ->wait();
   int64_t offset = 0;
   for (auto& t : outputs) {
@@ -570,20 +604,20 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::alltoall(
 // tensors live in the lambdas until the Work completes.
 c10::intrusive_ptr<Work> ProcessGroupTPU::send(TensorList& tensors,
                                                int dst_rank, int tag) {
-  if (!any_on_tpu(tensors)) return host_->send(tensors, dst_rank, tag);
+  if (!any_on_tpu(tensors)) return on_host([&] { return host_->send(tensors, dst_rank, tag); });
   TensorList hosts = host_values(tensors);
   TensorList wired = wire(hosts);
-  auto host_work = host_->send(wired, dst_rank, tag);
+  auto host_work = on_host([&] { return host_->send(wired, dst_rank, tag); });
   return c10::make_intrusive<PendingWork>(std::move(host_work), tensors,
                                           [hosts] {}, OpType::SEND);
 }
 
 c10::intrusive_ptr<Work> ProcessGroupTPU::recv(TensorList& tensors,
                                                int src_rank, int tag) {
-  if (!any_on_tpu(tensors)) return host_->recv(tensors, src_rank, tag);
+  if (!any_on_tpu(tensors)) return on_host([&] { return host_->recv(tensors, src_rank, tag); });
   TensorList hosts = host_empty(tensors);
   TensorList wired = wire(hosts);
-  auto host_work = host_->recv(wired, src_rank, tag);
+  auto host_work = on_host([&] { return host_->recv(wired, src_rank, tag); });
   return c10::make_intrusive<PendingWork>(
       std::move(host_work), tensors,
       [targets = tensors, hosts]() mutable { copy_back(targets, hosts); },
@@ -592,10 +626,10 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::recv(TensorList& tensors,
 
 c10::intrusive_ptr<Work> ProcessGroupTPU::recvAnysource(TensorList& tensors,
                                                         int tag) {
-  if (!any_on_tpu(tensors)) return host_->recvAnysource(tensors, tag);
+  if (!any_on_tpu(tensors)) return on_host([&] { return host_->recvAnysource(tensors, tag); });
   TensorList hosts = host_empty(tensors);
   TensorList wired = wire(hosts);
-  auto host_work = host_->recvAnysource(wired, tag);
+  auto host_work = on_host([&] { return host_->recvAnysource(wired, tag); });
   return c10::make_intrusive<PendingWork>(
       std::move(host_work), tensors,
       [targets = tensors, hosts]() mutable { copy_back(targets, hosts); },
@@ -604,12 +638,12 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::recvAnysource(TensorList& tensors,
 
 c10::intrusive_ptr<Work> ProcessGroupTPU::barrier(
     const c10d::BarrierOptions& opts) {
-  return host_->barrier(opts);
+  return on_host([&] { return host_->barrier(opts); });
 }
 
 void ProcessGroupTPU::monitoredBarrier(const c10d::BarrierOptions& opts,
                                        bool wait_all_ranks) {
-  host_->monitoredBarrier(opts, wait_all_ranks);
+  on_host([&] { return host_->monitoredBarrier(opts, wait_all_ranks); });
 }
 
 }  // namespace torch_tpu::distributed
