@@ -86,7 +86,7 @@ def test_scatter_reduce_legacy():
     assert_same(lambda x, i, s: x.scatter(0, i, s, reduce="max"), x, i, s)  # error like CPU
 
 
-@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin", "max", "min"])  # max / min: aliases
 def test_scatter_reduce(reduce):
     i = idx([[0, 0, 1, 3], [2, 2, 2, 0], [4, 1, 4, 1]])
     x = make((5, 4), torch.float32, 4)

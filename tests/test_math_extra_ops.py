@@ -455,6 +455,23 @@ def test_glu_dims_and_errors():
     assert_same(lambda v: F.glu(v, 0), torch.tensor(1.0))
 
 
+def test_glu_forward_mode_derivatives():
+    # glu_jvp and glu_backward_jvp: jvp, forward-over-reverse, hessian.
+    x, dx = rand((3, 4, 2), -3, 3, seed=11), rand((3, 4, 2), -1, 1, seed=12)
+    v = rand((3, 2, 2), -1, 1, seed=13)
+    for dim in (1, -2):
+        assert_same(lambda a, t: torch.func.jvp(lambda z: F.glu(z, dim), (a,), (t,))[1], x, dx)
+
+        def over_vjp(a, g, t):
+            _, pullback = torch.func.vjp(lambda z: F.glu(z, dim), a)
+            return torch.func.jvp(pullback, (g,), (t,))[1][0]
+
+        assert_same(over_vjp, x, v, v * 0.5)
+        assert_same(lambda a, t: torch.func.jvp(torch.func.grad(lambda z: F.glu(z, dim).pow(2).sum()), (a,), (t,))[1],
+                    x, dx)
+    assert_same(lambda a: torch.func.hessian(lambda z: F.glu(z).sum())(a), rand((2, 4), -2, 2, seed=14))
+
+
 def test_prelu_channels_and_grad():
     x = rand((2, 3, 4), -3, 3, seed=10)
     w = torch.tensor([0.1, -0.2, 0.3])

@@ -261,6 +261,27 @@ def test_smooth_l1_and_huber(reduction, beta):
     assert_grads(lambda x, t: F.huber_loss(x, t, reduction=reduction, delta=delta), x, t, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_reduced_loss_double_backward(reduction):
+    # The double backward of a scaled reduced loss passes a gradient of the
+    # input's shape to the loss's backward; CPU broadcasts it.
+    losses = (lambda x, t: F.smooth_l1_loss(x, t, reduction=reduction),
+              lambda x, t: F.huber_loss(x, t, reduction=reduction, delta=0.5),
+              lambda x, t: F.binary_cross_entropy(torch.sigmoid(x), torch.sigmoid(t), reduction=reduction))
+    for loss in losses:
+        def penalty(x, t, scale):
+            (g,) = torch.autograd.grad(scale * loss(x, t), x, create_graph=True)
+            return torch.autograd.grad(g.pow(2).sum(), [x, scale])
+
+        def run(device):
+            x = make((3, 4), seed=1).to(device).requires_grad_()
+            scale = torch.tensor(0.7, device=device, requires_grad=True)
+            return [r.cpu() for r in penalty(x, make((3, 4), seed=2).to(device), scale)]
+
+        for got, want in zip(run("tpu"), run("cpu")):
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-6)
+
+
 def test_smooth_l1_huber_l1_dtypes_and_errors():
     x, t = make((4, 3), torch.bfloat16, seed=1), make((4, 3), torch.bfloat16, seed=2)
     for fn in (F.smooth_l1_loss, F.huber_loss, F.l1_loss):

@@ -170,6 +170,28 @@ def test_dirichlet_grad_special_cases():
     assert invalid.isnan().all()
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_dirichlet_grad_of_tiny_samples_stays_finite(dtype):
+    # Small concentrations draw samples near 0, where (x (a + b) - a) / a
+    # rounds to -1: the gradient must still be CPU's, not inf.
+    x = torch.tensor([1e-30, 1e-20, 1e-10, 1e-6, 0.3, 0.9], dtype=dtype)
+    alpha, total = torch.full((6,), 0.5, dtype=dtype), torch.ones(6, dtype=dtype)
+    got = torch._dirichlet_grad(to_tpu(x), to_tpu(alpha), to_tpu(total)).cpu()
+    torch.testing.assert_close(got, torch._dirichlet_grad(x, alpha, total), rtol=1e-4, atol=0)
+    concentration = to_tpu(torch.full((4000, 2), 0.05, dtype=dtype)).requires_grad_()
+    torch.distributions.Dirichlet(concentration).rsample()[:, 0].sum().backward()
+    assert concentration.grad.isfinite().all()
+
+
+def test_dirichlet_samples_stay_below_one_as_on_cpu():
+    # CPU clamps to the largest value below 1, so Beta.log_prob stays finite.
+    for dtype in (torch.float32, torch.float64):
+        s = torch._sample_dirichlet(to_tpu(torch.full((20000, 2), 0.02, dtype=dtype))).cpu()
+        below_one = torch.nextafter(torch.tensor(1.0, dtype=dtype), torch.tensor(0.0, dtype=dtype))
+        assert s.max() <= below_one and s.min() >= torch.finfo(dtype).tiny
+        assert (s == below_one).any()  # such small concentrations reach the clamp
+
+
 def test_dirichlet_grad_errors_and_broadcasting():
     with pytest.raises(NotImplementedError, match="_dirichlet_grad"):
         ones = to_tpu(torch.ones(2, dtype=torch.bfloat16))

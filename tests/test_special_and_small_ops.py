@@ -166,6 +166,11 @@ def test_aminmax_isin_equal():
     assert_same(torch.aminmax, torch.empty(0))  # error on both
     e, t = torch.tensor([[1, 2, 3], [4, 5, 6]]), torch.tensor([2, 6, 9])
     assert_same(torch.isin, e, t)
+    # Many test values: looked up in sorted order (NaN never matches, -0.0 matches 0.0).
+    many = torch.cat([torch.tensor([float("nan"), -0.0]), torch.arange(200.0) * 0.5 + 5])
+    elements = torch.cat([torch.tensor([float("nan"), 0.0, 5.0, 5.25, 104.5, 105.0, -3.0]), rand((40,)) * 50])
+    assert_same(torch.isin, elements, many)
+    assert_same(lambda a, b: torch.isin(a, b, invert=True), elements.long(), many)
     assert_same(lambda a, b: torch.isin(a, b, invert=True), e, t)
     assert_same(lambda a: torch.isin(a, 3), e)
     assert_same(lambda b: torch.isin(3, b), t)
@@ -187,6 +192,11 @@ def test_norm_renorm_histc():
     assert_same(lambda t: torch.histc(t, bins=7, min=-0.5, max=0.5), x)
     assert_same(lambda t: torch.histc(t, bins=4), x)
     assert_same(lambda t: torch.histc(t, bins=3), torch.ones(5))  # min == max: widened by 1
+    # Values just below max whose bin rounds up to `bins` count in the last one.
+    assert_same(lambda t: torch.histc(t, bins=3, min=-1, max=1), torch.tensor([0.99999994, 1.0, 1.5, -1.0]))
+    below = torch.nextafter(torch.full((4,), 0.3), torch.tensor(0.0)) - torch.arange(4) * 3e-8
+    assert_same(lambda t: torch.histc(t, bins=3, min=-1, max=0.3), below)
+    assert_same(lambda t: torch.histc(t, bins=7, min=-1, max=0.3), rand((2000,), seed=4) * 3 - 1.5)
 
 
 def test_histc_of_integers_bins_as_cuda():

@@ -231,6 +231,22 @@ def test_resize_keeps_contents():
     assert torch.equal(x.cpu(), torch.arange(4.0).reshape(2, 2))
 
 
+def test_resize_to_the_same_shape_keeps_the_layout():
+    # As on CPU: a no-op, so a transposed, strided or expanded out= tensor
+    # is written through its own strides.
+    x = torch.arange(6.0, device="tpu").view(2, 3).t()
+    x.resize_(3, 2)
+    assert x.stride() == (1, 3) and x.tolist() == [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
+    base = torch.zeros(3, 8, device="tpu")
+    torch.full((3, 4), 1.0, out=base[:, ::2])
+    want = torch.zeros(3, 8)
+    want[:, ::2] = 1
+    assert torch.equal(base.cpu(), want)
+    y = torch.zeros(2, 3, 4, 5, device="tpu")
+    y.resize_(2, 3, 4, 5, memory_format=torch.channels_last)
+    assert y.is_contiguous(memory_format=torch.channels_last)
+
+
 def test_bad_device_index():
     with pytest.raises(RuntimeError, match="invalid device ordinal"):
         torch.empty(2, device="tpu:99")

@@ -38,6 +38,13 @@ const at::Tensor& resize_(const at::Tensor& self, c10::IntArrayRef size,
                           std::optional<at::MemoryFormat> memory_format) {
   auto* impl = self.unsafeGetTensorImpl();
   for (int64_t s : size) TORCH_CHECK(s >= 0, "aten::resize_: negative size ", s);
+  // Same sizes: the layout stays as it is (a transposed or expanded out=
+  // tensor keeps its strides), as on CPU.
+  if (self.sizes() == size) {
+    TORCH_CHECK(memory_format != at::MemoryFormat::Preserve, "aten::resize_: unsupported memory format ", *memory_format);
+    if (memory_format) impl->empty_tensor_restride(*memory_format);
+    return self;
+  }
   impl->set_sizes_contiguous(size);
   const size_t needed = at::detail::computeStorageNbytesContiguous(
       size, self.dtype().itemsize(), self.storage_offset());

@@ -18,6 +18,13 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/add.h>
+#include <ATen/ops/clamp_min.h>
+#include <ATen/ops/clamp_max.h>
+#include <ATen/ops/result_type.h>
+#include <ATen/ops/index_select.h>
+#include <ATen/ops/searchsorted.h>
+#include <ATen/ops/sort.h>
+#include <ATen/ops/scatter_add.h>
 #include <ATen/ops/addmm.h>
 #include <ATen/ops/all.h>
 #include <ATen/ops/amax.h>
@@ -101,8 +108,27 @@ Tensor tpu_count_nonzero(const Tensor& self, c10::IntArrayRef dims) {
   return at::sum(at::ne(self, 0), dims, false, at::kLong);
 }
 
+// Few test values: every element against every one (CPU's rule for when
+// that is cheaper). Otherwise the test values are sorted and each element
+// looks itself up, in memory linear in the two sizes.
 Tensor tpu_isin_impl(const Tensor& elements, const Tensor& test, bool invert) {
-  Tensor hit = at::any(at::eq(elements.unsqueeze(-1), test.reshape({-1})), -1);
+  const c10::ScalarType common = at::result_type(elements, test);
+  Tensor hit;
+  if (test.numel() < 10.0 * std::pow(static_cast<double>(elements.numel()), 0.145) || c10::isComplexType(common) ||
+      common == at::kBool) {
+    hit = at::any(at::eq(elements.unsqueeze(-1), test.reshape({-1})), -1);
+  } else {
+    Tensor sorted = std::get<0>(at::sort(test.reshape({-1}).to(common)));
+    if (c10::isFloatingType(common)) {
+      // NaNs sort last and would mislead the binary search; they match
+      // nothing, so they become copies of the largest other value.
+      const Tensor last_number = at::sub(at::sum(at::logical_not(at::isnan(sorted))), 1).clamp_min(0);
+      sorted = at::where(at::isnan(sorted), sorted.index_select(0, last_number.reshape({1})), sorted);
+    }
+    const Tensor values = elements.to(common);
+    const Tensor at_or_after = at::searchsorted(sorted, values.reshape({-1})).clamp_max(sorted.numel() - 1);
+    hit = at::eq(sorted.index_select(0, at_or_after), values.reshape({-1})).reshape(elements.sizes());
+  }
   return invert ? at::logical_not(hit) : hit;
 }
 
@@ -195,10 +221,14 @@ Tensor tpu_histc(const Tensor& self, int64_t bins, const c10::Scalar& min, const
   }
   Tensor pos = integral ? at::div((x - lo) * bins, hi - lo, "trunc")
                         : ((x - lo) * static_cast<double>(bins) / (hi - lo)).floor().to(at::kLong);
-  pos = at::where(at::eq(x, hi), at::scalar_tensor(bins - 1, pos.options()), pos);
+  // A value just below max can round up to bin `bins`: it goes in the
+  // last bin, as max itself does (CPU's rule).
+  pos = at::where(at::eq(pos, bins), at::scalar_tensor(bins - 1, pos.options()), pos);
+  // Values outside [min, max] are counted in an extra bin, dropped after.
   Tensor inside = (x >= lo).logical_and(x <= hi);
-  Tensor onehot = at::eq(pos.unsqueeze(1), at::arange(bins, pos.options())).logical_and(inside.unsqueeze(1));
-  return at::sum(onehot, {0}, false, self.scalar_type());
+  pos = at::where(inside, pos, at::scalar_tensor(bins, pos.options()));
+  Tensor counts = at::zeros({bins + 1}, pos.options()).scatter_add_(0, pos, at::ones_like(pos));
+  return counts.narrow(0, 0, bins).to(self.scalar_type());
 }
 
 Tensor& tpu_histc_out(const Tensor& self, int64_t bins, const c10::Scalar& min, const c10::Scalar& max, Tensor& out) {

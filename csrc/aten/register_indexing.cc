@@ -95,8 +95,9 @@ ScatterKind scatter_reduce_two_kind(c10::string_view reduce) {
   if (reduce == "sum") return ScatterKind::kSum;
   if (reduce == "prod") return ScatterKind::kProd;
   if (reduce == "mean") return ScatterKind::kMean;
-  if (reduce == "amax") return ScatterKind::kMax;
-  if (reduce == "amin") return ScatterKind::kMin;
+  // "max" / "min": undocumented aliases CPU and CUDA accept.
+  if (reduce == "amax" || reduce == "max") return ScatterKind::kMax;
+  if (reduce == "amin" || reduce == "min") return ScatterKind::kMin;
   TORCH_CHECK(false, "reduce argument must be either sum, prod, mean, amax or amin, got ", reduce);
 }
 

@@ -93,13 +93,11 @@ at::Tensor bce_backward(const at::Tensor& grad_output, const at::Tensor& self,
   const auto reduction = loss_reduction(reduction_value);
   const at::Tensor* weight = defined(weight_opt);
   check_bce(self, target, weight);
-  if (reduction == ops::LossReduction::kNone) {
-    TORCH_CHECK(grad_output.sizes() == self.sizes(), "binary_cross_entropy_backward: grad_output of size ",
-                grad_output.sizes(), " does not match the input's ", self.sizes());
-  } else {
-    TORCH_CHECK(grad_output.numel() == 1, "binary_cross_entropy_backward: expected a single element grad_output, ",
-                "got ", grad_output.sizes());
-  }
+  // CPU broadcasts grad_output to the input, whatever the reduction (a
+  // reduced loss's double backward passes one of the input's shape).
+  TORCH_CHECK(grad_output.numel() == 1 || at::infer_size(self.sizes(), grad_output.sizes()) == self.sizes(),
+              "binary_cross_entropy_backward: grad_output of size ", grad_output.sizes(),
+              " does not broadcast to the input's ", self.sizes());
   std::string attributes;
   put(attributes, reduction_value);
   attributes.push_back(weight ? 'w' : '-');
@@ -205,11 +203,10 @@ at::Tensor piecewise_loss_backward(const Piecewise& p, const at::Tensor& grad_ou
   check_param(p, param);
   check_float(self.scalar_type(), p.kernel);
   auto shape = at::infer_size(self.sizes(), target.sizes());
-  if (reduction == ops::LossReduction::kNone) {
+  // CPU broadcasts grad_output too, whatever the reduction (a reduced
+  // loss's double backward passes one of the input's shape).
+  if (reduction == ops::LossReduction::kNone || grad_output.numel() != 1) {
     shape = at::infer_size(shape, grad_output.sizes());
-  } else {
-    TORCH_CHECK(grad_output.numel() == 1, p.backward_name, ": expected a single element grad_output, got ",
-                grad_output.sizes());
   }
   const ElementType out = to_element_type(self.scalar_type(), p.backward_name);
   std::string attributes(1, static_cast<char>(out));

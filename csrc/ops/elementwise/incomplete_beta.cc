@@ -99,7 +99,11 @@ Value lower_dirichlet_grad(hlo::Builder& b, const Value& x, const Value& alpha, 
   // (x (a + b) - a) / a, plus d log F / da by a five-point difference.
   Value lower = b.compare(sx, b.divide(b.add(a, one), b.add(ab, fill(b, 2, x))), "LT");
   Value t = b.divide(b.subtract(b.multiply(sx, ab), a), a);
-  Value slope = b.add(b.log_plus_one(t), b.subtract(digamma_minus_log(b, ab), digamma_minus_log(b, a)));
+  // log1p(t) = log(x (a + b) / a); far from t = 0 it is taken as that log
+  // of a product, since t rounds to -1 (and log1p to -inf) for tiny x.
+  Value log_ratio = b.add(b.log(sx), b.subtract(b.log(ab), b.log(a)));
+  Value log_term = b.select(b.compare(b.abs(t), fill(b, 0.5, x), "LT"), b.log_plus_one(t), log_ratio);
+  Value slope = b.add(log_term, b.subtract(digamma_minus_log(b, ab), digamma_minus_log(b, a)));
   slope = b.select(lower, b.subtract(slope, b.divide(one, a)), slope);
 
   const double relative_step = f64 ? 1e-3 : 0.05;

@@ -47,9 +47,11 @@ hlo::Value reduce_loss(hlo::Builder& b, const hlo::Value& loss, LossReduction re
 hlo::Value upstream(hlo::Builder& b, const hlo::Value& grad, LossReduction reduction, int64_t mean_count,
                     const std::vector<int64_t>& dims) {
   if (reduction == LossReduction::kNone) return broadcast_to(b, grad, dims);
-  hlo::Value g = b.reshape(grad, {});
+  // Usually one element; a reduced loss's double backward passes a
+  // gradient of the input's shape, which CPU broadcasts as well.
+  hlo::Value g = grad.type().num_elements() == 1 ? b.reshape(grad, {}) : grad;
   if (reduction == LossReduction::kMean) g = b.divide(g, splat(b, static_cast<double>(mean_count), g));
-  return b.broadcast_in_dim(g, dims, {});
+  return broadcast_to(b, g, dims);
 }
 
 }  // namespace
@@ -138,7 +140,9 @@ hlo::Value lower_piecewise_loss_backward(hlo::Builder& b, PiecewiseLoss kind, co
                                          LossReduction reduction, int64_t mean_count, ElementType out) {
   const ElementType acc = accumulation_type(out);
   auto dims = broadcast_shapes(self.dims(), target.dims(), "aten::smooth_l1_loss_backward");
-  if (reduction == LossReduction::kNone) dims = broadcast_shapes(dims, grad_output.dims(), "aten::smooth_l1_loss_backward");
+  if (reduction == LossReduction::kNone || grad_output.type().num_elements() != 1) {
+    dims = broadcast_shapes(dims, grad_output.dims(), "aten::smooth_l1_loss_backward");
+  }
   hlo::Value d = b.subtract(broadcast_to(b, convert_to(b, self, acc), dims),
                             broadcast_to(b, convert_to(b, target, acc), dims));
   hlo::Value g = upstream(b, convert_to(b, grad_output, acc), reduction, mean_count, dims);

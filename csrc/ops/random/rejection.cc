@@ -48,6 +48,18 @@ double smallest_normal(ElementType t) {
   }
 }
 
+// The largest value below 1: CPU keeps Dirichlet samples under 1 so that
+// log(1 - x) stays finite.
+double largest_below_one(ElementType t) {
+  switch (t) {
+    case ElementType::kF64: return 1.0 - std::ldexp(1.0, -53);
+    case ElementType::kF16: return 1.0 - std::ldexp(1.0, -11);
+    case ElementType::kBF16: return 1.0 - std::ldexp(1.0, -8);
+    case ElementType::kF32:
+    default: return 1.0 - std::ldexp(1.0, -24);
+  }
+}
+
 // Gamma(alpha) in alpha's (compute) type, without the final clamp.
 Value gamma_samples(hlo::Builder& b, const Value& key, const Value& alpha) {
   const std::vector<int64_t>& dims = alpha.dims();
@@ -116,7 +128,8 @@ Value lower_sample_dirichlet(hlo::Builder& b, const Value& seed, const Value& of
                        [](hlo::Builder& r, const Values& a) { return Values{r.add(a[0], a[1])}; })[0];
   Value ratio = b.divide(g, b.broadcast_in_dim(sum, g.dims(), kept));
   Value result = convert_to(b, ratio, out);
-  return b.maximum(result, b.constant_splat(smallest_normal(out), result.type()));
+  result = b.maximum(result, b.constant_splat(smallest_normal(out), result.type()));
+  return b.minimum(result, b.constant_splat(largest_below_one(out), result.type()));
 }
 
 Value lower_poisson(hlo::Builder& b, const Value& seed, const Value& offset, const Value& rate, ElementType out) {
