@@ -391,6 +391,23 @@ def test_sdpa(dtype, causal, backend):
     assert_grads(fn, q, k, v, **tol)
 
 
+def test_sdpa_backward_stays_accurate_when_the_softmax_saturates():
+    # Scores in the thousands: logsumexp's rounding leaves the recomputed
+    # weights off by 1e-3, which the backward must not turn into the
+    # gradient's own size (it uses the forward's output, as CPU's kernel).
+    gen = torch.Generator().manual_seed(0)
+    q0, k0 = torch.randn(1, 2, 5, 16, generator=gen) * 30, torch.randn(1, 2, 6, 16, generator=gen) * 30
+    v0, g = torch.randn(1, 2, 6, 16, generator=gen), torch.randn(1, 2, 5, 16, generator=gen)
+
+    def grads(device, dtype):
+        q, k, v = (t.to(device, dtype).requires_grad_() for t in (q0, k0, v0))
+        F.scaled_dot_product_attention(q, k, v).backward(g.to(device, dtype))
+        return [t.grad.cpu().double() for t in (q, k, v)]
+
+    for got, exact in zip(grads("tpu", torch.float32), grads("cpu", torch.float64)):
+        torch.testing.assert_close(got, exact, rtol=0, atol=1e-4)
+
+
 def test_sdpa_causal_rectangular_scale_and_3d():
     tol = dict(rtol=1e-4, atol=1e-5)
     for l, s in [(7, 3), (3, 7)]:

@@ -187,16 +187,16 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backw
   std::string attributes = std::move(p.attributes);
   for (bool w : {want_q, want_k, want_v, want_bias}) attributes.push_back(w ? '1' : '0');
   OpCall call{op, std::move(attributes),
-              {as_4d(grad_out), as_4d(query), as_4d(key), as_4d(value), logsumexp},
+              {as_4d(grad_out), as_4d(query), as_4d(key), as_4d(value), logsumexp, as_4d(out)},
               {}};
   if (bias) call.tensors.push_back(*bias);
   const auto options = p.options;
   const bool has_bias = bias != nullptr;
   auto grads = run_op(call, [=](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
     std::optional<hlo::Value> bi;
-    if (has_bias) bi = t[5];
-    auto g = ops::lower_attention_backward(b, t[0], t[1], t[2], t[3], bi, t[4], options, want_q, want_k, want_v,
-                                           want_bias);
+    if (has_bias) bi = t[6];
+    auto g = ops::lower_attention_backward(b, t[0], t[1], t[2], t[3], bi, t[4], t[5], options, want_q, want_k,
+                                           want_v, want_bias);
     std::vector<hlo::Value> results;
     for (const auto* v : {&g.q, &g.k, &g.v, &g.bias}) {
       if (*v) results.push_back(**v);

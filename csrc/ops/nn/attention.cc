@@ -121,8 +121,8 @@ AttentionOutputs lower_attention(hlo::Builder& b, const hlo::Value& q, const hlo
 AttentionGrads lower_attention_backward(hlo::Builder& b, const hlo::Value& grad_out, const hlo::Value& q,
                                         const hlo::Value& k, const hlo::Value& v,
                                         const std::optional<hlo::Value>& bias, const hlo::Value& logsumexp,
-                                        const AttentionOptions& options, bool want_q, bool want_k, bool want_v,
-                                        bool want_bias) {
+                                        const hlo::Value& out, const AttentionOptions& options, bool want_q,
+                                        bool want_k, bool want_v, bool want_bias) {
   const Dims d = dims_of(q, k, v);
   // The gradient runs in f32 (f64) throughout.
   const ElementType acc = accumulation_type(q.dtype());
@@ -144,7 +144,11 @@ AttentionGrads lower_attention_backward(hlo::Builder& b, const hlo::Value& grad_
   if (!(want_q || want_k || want_bias)) return g;
   // d weights = dy . v^T: [B, Hkv, G, L, S]
   hlo::Value dp = accumulate_dot(b, dy5, vf, {{0, 1}, {0, 1}, qdims(d, {4}), {3}});
-  hlo::Value row = sum_over(b, b.multiply(p5, dp), qdims(d, {4}));  // [B, Hkv, G, L]
+  // sum_s weights * dp = dy . out. Taken from the forward's output, as
+  // CPU's flash kernel does: with the weights recomputed, a large score's
+  // rounding in logsumexp leaves them summing to 1 +- 1e-3, and dp - row
+  // cancels where the softmax is nearly one-hot. [B, Hkv, G, L]
+  hlo::Value row = sum_over(b, b.multiply(dy5, grouped(b, convert_to(b, out, acc), d)), qdims(d, {4}));
   hlo::Value ds = b.multiply(p5, b.subtract(dp, b.broadcast_in_dim(row, dp.dims(), qdims(d, {0, 1, 2, 3}))));
   if (want_bias) {
     // Summed over the dimensions the bias was broadcast along.

@@ -33,10 +33,12 @@ struct AttentionGrads {
   std::optional<hlo::Value> q, k, v, bias;  // each in its operand's shape and dtype
 };
 
-// Recomputes the attention weights from the forward's logsumexp.
+// Recomputes the attention weights from the forward's logsumexp; `out` is
+// the forward's output.
 AttentionGrads lower_attention_backward(hlo::Builder& b, const hlo::Value& grad_out, const hlo::Value& q,
                                         const hlo::Value& k, const hlo::Value& v,
                                         const std::optional<hlo::Value>& bias, const hlo::Value& logsumexp,
+                                        const hlo::Value& out,
                                         const AttentionOptions& options, bool want_q, bool want_k, bool want_v,
                                         bool want_bias);
 
