@@ -67,3 +67,12 @@ def test_dropout_backward_result_dtype_matches_cpu(dtype):
     got = torch.ops.aten.native_dropout_backward(grad.to("tpu"), mask.to("tpu"), 2.0)
     assert got.dtype == want.dtype
     torch.testing.assert_close(got.cpu(), want)
+
+
+def test_double_dropout_scales_in_double():
+    scale = 1 / 0.9
+    grad = torch.ops.aten.native_dropout_backward(torch.ones(4, dtype=torch.float64, device="tpu"),
+                                                  torch.ones(4, dtype=torch.bool, device="tpu"), scale)
+    assert grad.cpu().tolist() == [scale] * 4
+    out, mask = torch.ops.aten.native_dropout(torch.ones(1000, dtype=torch.float64, device="tpu"), 0.1, True)
+    assert set(out.cpu().tolist()) == {0.0, scale}

@@ -643,7 +643,9 @@ def test_binomial_statistics(trials, prob):
 def test_binomial_broadcasts_and_dirichlet_of_one_category():
     x = torch.binomial(torch.tensor([10.0], device="tpu"), torch.full((2, 3), 0.5, device="tpu"))
     assert x.shape == (2, 3) and ((x.cpu() >= 0) & (x.cpu() <= 10)).all()
-    assert torch._sample_dirichlet(torch.tensor(2.0, device="tpu")).item() == 1.0
+    # One category: CPU's clamp below 1 applies there too.
+    assert torch._sample_dirichlet(torch.tensor(2.0, device="tpu")).item() == torch._sample_dirichlet(
+        torch.tensor(2.0)).item()
 
 
 def test_distributions_sample_on_device():
@@ -681,3 +683,45 @@ def test_rejection_sampler_edges_and_errors():
     with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
         torch._standard_gamma(torch.ones(3, dtype=torch.long, device="tpu"))
     assert torch.poisson(torch.empty(0, device="tpu")).shape == (0,)
+
+
+def test_random_full_int64_range_only_into_cpus_dtypes():
+    for dtype in (torch.int32, torch.uint8, torch.float16, torch.bool):
+        same_error(lambda d: torch.empty(3, dtype=dtype, device=d).random_(-2**63, None),
+                   match="random_full_64_bits_range_kernel")
+    x = torch.empty(4000, dtype=torch.int64, device=TPU).random_(-2**63, None).cpu()
+    assert (x < 0).any() and (x > 0).any() and x.abs().float().max() > 2.0**62
+
+
+def test_normal_of_a_complex_mean():
+    # As CPU: a complex standard normal (each part of variance 1/2) times
+    # std, plus the mean.
+    mean = torch.tensor([1 + 1j, 2j] * 10000, device=TPU)
+    z = torch.normal(mean, 2.0, generator=gen(3))
+    assert z.dtype == torch.complex64
+    noise = (z - mean).cpu()
+    for part in (noise.real, noise.imag):
+        assert abs(part.mean().item()) < 0.05 and abs(part.std().item() - 2 / math.sqrt(2)) < 0.05
+    z = torch.normal(mean[:4], torch.full((4,), 0.0, device=TPU))
+    assert torch.equal(z.cpu(), mean[:4].cpu())
+    same_error(lambda d: torch.normal(torch.tensor([1.0], device=d), torch.tensor([1 + 0j], device=d)))
+
+
+def test_binomial_of_integer_counts_is_a_value_error():
+    same_error(lambda d: torch.binomial(torch.tensor([5], device=d), torch.tensor([0.5], device=d)),
+               match="floating-point dtypes for count")
+
+
+@pytest.mark.parametrize("sampler", ["dirichlet", "binomial"])
+def test_compiled_samplers_draw_as_eager(sampler):
+    # Tracing must not run the sampler on the device generator.
+    args = ((torch.ones(4, device=TPU),) if sampler == "dirichlet"
+            else (torch.full((4,), 10.0, device=TPU), torch.full((4,), 0.3, device=TPU)))
+    op = torch._sample_dirichlet if sampler == "dirichlet" else torch.binomial
+    compiled = torch.compile(lambda *a: op(*a), backend="tpu")
+    torch.manual_seed(0)
+    first = compiled(*args)
+    after_compiled = torch.tpu.get_rng_state()
+    torch.manual_seed(0)
+    assert torch.equal(first.cpu(), op(*args).cpu())
+    assert torch.equal(after_compiled, torch.tpu.get_rng_state())

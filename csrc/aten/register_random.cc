@@ -13,8 +13,10 @@
 #include <ATen/ExpandUtils.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
+#include <ATen/ops/any.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
+#include <ATen/ops/lt.h>
 #include <ATen/ops/ones_like.h>
 #include <ATen/ops/zeros_like.h>
 #include <c10/util/BFloat16.h>
@@ -176,8 +178,26 @@ at::Tensor& normal_into(at::Tensor& out, const std::optional<at::Tensor>& mean_t
   }
   at::native::resize_output(out, shape);
   check_normal_dtype(out);
-  TORCH_CHECK(!out.is_complex(), "normal: a complex output needs a float mean and std");
   if (out.numel() == 0) return out;
+  if (out.is_complex()) {
+    // A complex mean, as CPU does it: a complex standard normal (each part
+    // of variance 1/2), scaled by std and shifted by the mean.
+    if (std_t) {
+      defer_check(at::any(at::lt(*std_t, 0)), CheckError::kRuntime, "normal expects all elements of std >= 0.0");
+    }
+    normal_(out, 0, 1, gen);
+    if (std_t) {
+      out.mul_(*std_t);
+    } else {
+      out.mul_(c10::Scalar(std));
+    }
+    if (mean_t) {
+      out.add_(*mean_t);
+    } else {
+      out.add_(c10::Scalar(mean));
+    }
+    return out;
+  }
   const ElementType ct = compute_type(out);
   OpCall slots{"aten::normal", "", {}, {}};
   std::optional<ArgSlot> mean_slot, std_slot;
@@ -373,7 +393,13 @@ at::Tensor& random_from_to(at::Tensor& self, int64_t from, std::optional<int64_t
     check_from_to_in_range(from, to_inc, self);
     return random_range(self, from, static_cast<uint64_t>(to_inc) - static_cast<uint64_t>(from) + 1, gen);
   }
-  return random_range(self, 0, 0, gen);  // every int64
+  // Every int64, which CPU draws only into these dtypes.
+  TORCH_CHECK_NOT_IMPLEMENTED(t != c10::kHalf && t != c10::kBool && t != c10::kUInt64 && t != c10::kUInt32 &&
+                                  t != c10::kUInt16,
+                              "\"random_full_64_bits_range_kernel\" not implemented for '", t, "'");
+  TORCH_CHECK(t == c10::kLong || t == c10::kDouble || t == c10::kFloat || t == c10::kBFloat16,
+              "random_full_64_bits_range_kernel handles only int64, double, float and bfloat16");
+  return random_range(self, 0, 0, gen);
 }
 
 at::Tensor& random_to(at::Tensor& self, int64_t to, Gen gen) { return random_from_to(self, 0, to, gen); }
@@ -528,6 +554,10 @@ at::Tensor dirichlet_grad(const at::Tensor& x, const at::Tensor& alpha, const at
 }
 
 at::Tensor binomial(const at::Tensor& trials, const at::Tensor& prob, Gen gen) {
+  TORCH_CHECK_VALUE(c10::isFloatingType(trials.scalar_type()),
+                    "binomial only supports floating-point dtypes for count, got: ", trials.scalar_type());
+  TORCH_CHECK_VALUE(c10::isFloatingType(prob.scalar_type()),
+                    "binomial only supports floating-point dtypes for prob, got: ", prob.scalar_type());
   if (!is_float(trials.scalar_type())) not_implemented_for("binomial_cpu", trials.scalar_type());
   TORCH_CHECK(prob.scalar_type() == trials.scalar_type(), "binomial: expected count and prob of one dtype, got ",
               trials.scalar_type(), " and ", prob.scalar_type());
@@ -678,6 +708,12 @@ at::Tensor& randperm_out(int64_t n, Gen gen, at::Tensor& result) {
 
 // ---- dropout -------------------------------------------------------------
 
+// 1 / (1 - p) in double for double tensors, as CPU scales them.
+ElementType dropout_scale_type(const at::Tensor& t) {
+  const bool wide = t.scalar_type() == c10::kDouble || t.scalar_type() == c10::kComplexDouble;
+  return wide ? ElementType::kF64 : ElementType::kF32;
+}
+
 std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, double p, std::optional<bool> train) {
   TORCH_CHECK(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got ", p);
   if (!train.value_or(true) || p == 0) {
@@ -693,7 +729,7 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
   OpCall call{"aten::native_dropout", "", {input},
               seed_offset_scalars(seed_offset(std::nullopt, input.device(), count(input.numel(), 1)))};
   call.scalars.push_back({ElementType::kF32, p});
-  call.scalars.push_back({ElementType::kF32, 1.0 / (1.0 - p)});
+  call.scalars.push_back({dropout_scale_type(input), 1.0 / (1.0 - p)});
   auto outs = run_op(call, [](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>& s) {
     auto [out, mask] = ops::lower_dropout(b, t[0], s[0], s[1], s[2], s[3]);
     return std::vector<hlo::Value>{out, mask};
@@ -705,7 +741,7 @@ at::Tensor native_dropout_backward(const at::Tensor& grad_in, const at::Tensor& 
   // An integer or bool gradient promotes with the float scale, as on CPU.
   const bool exact = c10::isFloatingType(grad_in.scalar_type()) || c10::isComplexType(grad_in.scalar_type());
   const at::Tensor grad = exact ? grad_in : grad_in.to(c10::typeMetaToScalarType(c10::get_default_dtype()));
-  OpCall call{"aten::native_dropout_backward", "", {grad, mask}, {{ElementType::kF32, scale}}};
+  OpCall call{"aten::native_dropout_backward", "", {grad, mask}, {{dropout_scale_type(grad), scale}}};
   const at::Tensor result =
       run_op(call, [](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>& s) {
         return std::vector<hlo::Value>{ops::lower_dropout_backward(b, t[0], t[1], s[0])};

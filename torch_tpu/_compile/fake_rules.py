@@ -8,6 +8,11 @@ tensors says so; other devices keep PyTorch's rule.
 - ``aten._grouped_mm``: the meta function accepts bfloat16 only (cuBLAS's
   grouped GEMM); on tpu every floating dtype runs (PyTorch's composite over
   mm), so float32 mixture-of-experts layers compile as they run in eager.
+- ``aten._sample_dirichlet`` and ``aten.binomial``: PyTorch has no meta
+  function for them, and its fallback runs the real op on real tensors,
+  which would draw from the device generator while tracing and shift every
+  later random number (compiled Beta / Dirichlet / Binomial sampling would
+  then differ from eager for the same seed).
 """
 
 from __future__ import annotations
@@ -37,5 +42,25 @@ def _grouped_mm(fake_mode, func, mat_a, mat_b, offs=None, bias=None, out_dtype=N
         return _create_grouped_mm_output_tensor(mat_a, mat_b, offs, out_dtype)
 
 
+def _sample_dirichlet(fake_mode, func, alpha, generator=None):
+    if alpha.fake_device.type != "tpu":
+        return NotImplemented
+    with fake_mode:
+        return torch.empty_like(alpha, memory_format=torch.contiguous_format)
+
+
+def _binomial(fake_mode, func, count, prob, generator=None):
+    if count.fake_device.type != "tpu":
+        return NotImplemented
+    torch._check_value(count.dtype.is_floating_point,
+                       lambda: f"binomial only supports floating-point dtypes for count, got: {count.dtype}")
+    torch._check_value(prob.dtype.is_floating_point,
+                       lambda: f"binomial only supports floating-point dtypes for prob, got: {prob.dtype}")
+    with fake_mode:
+        return torch.empty(torch.broadcast_shapes(count.shape, prob.shape), dtype=count.dtype, device=count.device)
+
+
 def register(fake_impls: ModuleType) -> None:
     fake_impls.register_op_impl(torch.ops.aten._grouped_mm.default)(_grouped_mm)
+    fake_impls.register_op_impl(torch.ops.aten._sample_dirichlet.default)(_sample_dirichlet)
+    fake_impls.register_op_impl(torch.ops.aten.binomial.default)(_binomial)
