@@ -203,6 +203,16 @@ def test_complex_to_real_keeps_the_real_part(dtype):
     assert_same(lambda t: torch.empty(6, dtype=dtype, device=t.device).copy_(t), z)
 
 
+def test_complex_nan_to_num_replaces_each_part():
+    nan, inf = float("nan"), float("inf")
+    z = torch.tensor([complex(nan, 1), complex(inf, -inf), 1 + 2j, complex(2, nan)])
+    assert_same(torch.nan_to_num, z)
+    assert_same(lambda t: torch.nan_to_num(t, 1.0, 2.0, -3.0), z.to(torch.complex128))
+    assert_same(lambda t: t.clone().nan_to_num_(), z)
+    assert_same(lambda t: torch.nan_to_num(t.conj()), z)
+    assert_same(lambda t: torch.nan_to_num(t, out=torch.empty(0, dtype=t.dtype, device=t.device)), z)
+
+
 def test_complex_to_real_copy_warns_once_as_on_cpu():
     # PyTorch warns once per process, so a fresh one is needed.
     code = """

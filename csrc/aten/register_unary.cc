@@ -7,7 +7,10 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/result_type.h>
+#include <ATen/ops/nan_to_num.h>
 #include <ATen/ops/scalar_tensor.h>
+#include <ATen/ops/view_as_complex.h>
+#include <ATen/ops/view_as_real.h>
 #include <c10/core/DefaultDtype.h>
 #include <c10/core/ScalarType.h>
 #include <c10/util/BFloat16.h>
@@ -22,6 +25,7 @@
 #include "aten/dtypes.h"
 #include "aten/elementwise_args.h"
 #include "aten/op_runner.h"
+#include "aten/out_args.h"
 #include "aten/result_layout.h"
 #include "ops/elementwise/unary.h"
 
@@ -277,18 +281,29 @@ std::vector<hlo::Value> nan_to_num_lowering(hlo::Builder& b, const std::vector<h
   return {ops::lower_nan_to_num(b, t[0], s[0], s[1], s[2])};
 }
 
+// Complex: the real and imaginary parts are replaced apart, as on CPU.
+at::Tensor complex_nan_to_num(const at::Tensor& self, std::optional<double> nan, std::optional<double> posinf,
+                              std::optional<double> neginf) {
+  at::Tensor parts = at::view_as_real(self.resolve_conj());
+  return at::view_as_complex(at::nan_to_num(parts, nan, posinf, neginf).contiguous());
+}
+
 at::Tensor nan_to_num(const at::Tensor& self, std::optional<double> nan, std::optional<double> posinf,
                       std::optional<double> neginf) {
-  reject_complex(self.scalar_type(), "aten::nan_to_num");
+  if (self.is_complex()) return complex_nan_to_num(self, nan, posinf, neginf);
   const OpCall call = nan_to_num_call(self, nan, posinf, neginf);
   return in_iterator_layout(run_op(call, nan_to_num_lowering).at(0), call.tensors);
 }
 
 at::Tensor& nan_to_num_into(const at::Tensor& self, std::optional<double> nan, std::optional<double> posinf,
                             std::optional<double> neginf, at::Tensor& out, bool inplace) {
-  reject_complex(self.scalar_type(), "aten::nan_to_num");
   TORCH_CHECK(out.scalar_type() == self.scalar_type(), "nan_to_num: dtype of out: ", out.scalar_type(),
               " should be same as input: ", self.scalar_type());
+  if (self.is_complex()) {
+    const at::Tensor value = complex_nan_to_num(self, nan, posinf, neginf);
+    if (inplace) return out.copy_(value);
+    return write_out(out, value);
+  }
   prepare_out(out, self.sizes(), inplace);
   if (inplace && !c10::isFloatingType(self.scalar_type())) return out;  // nothing to replace
   run_op_into(nan_to_num_call(self, nan, posinf, neginf), nan_to_num_lowering, out);
