@@ -8,6 +8,7 @@ import io
 import pytest
 import torch
 
+import torch_tpu
 from torch_tpu import runtime
 from tpu_testing import assert_same, to_tpu
 
@@ -349,3 +350,61 @@ def test_scalar_cache_evicts_the_least_recently_used_value():
         want.add_(1.0, alpha=i + 0.5)
     torch.testing.assert_close(x.cpu(), want)
     assert _C.aten.cached_scalar_count() == 4096
+
+
+# ---- partial writes through a view of another dtype -------------------------------------------------
+# The storage keeps its bytes: a bool storage written in part through a
+# wider view holds bytes that need not be 0 / 1; in one fused graph, XLA
+# must not fold the write's widening bitcast into the read's narrowing one.
+
+PARTIAL_WRITES = {
+    # bool storage, bytes written through a wider / other-typed view
+    "u8 fill and add": (torch.bool, 8, torch.uint8, lambda u: (u[:4].fill_(2), u[6:].add_(5))),
+    "i8 setitem": (torch.bool, 8, torch.int8, lambda h: h[1:3].fill_(-1)),
+    "f32 element": (torch.bool, 8, torch.float32, lambda f: f[1].fill_(1)),
+    "i8 stepped 2-d": (torch.bool, 8, torch.int8, lambda h: h.view(2, 4)[1, ::2].fill_(-3)),
+    # bool view into a storage of another type keeps the other bytes
+    "bool into u8": (torch.uint8, 8, torch.bool, lambda b: b[2:4].fill_(True)),
+    # narrower view, then read through a third dtype (one fused graph)
+    "f32 into f64": (torch.float64, 4, torch.float32, lambda v: v[2:4].fill_(1.0)),
+    "u8 into f32": (torch.float32, 8, torch.uint8, lambda v: v[4:8].fill_(1)),
+}
+
+
+@pytest.mark.parametrize("mode", ["strict", "fused", "debug"])
+@pytest.mark.parametrize("case", PARTIAL_WRITES)
+@pytest.mark.parametrize("read", [torch.uint8, torch.int16, torch.float64])
+def test_partial_write_through_dtype_view_keeps_bytes(mode, case, read):
+    dtype, n, view, write = PARTIAL_WRITES[case]
+    with torch_tpu.eager_mode(mode):
+        results = []
+        for device in ("cpu", "tpu"):
+            x = torch.zeros(n, dtype=dtype, device=device)
+            x.fill_(7 if dtype == torch.uint8 else 0)  # a pending value of x's own dtype in fused mode
+            write(x.view(view))
+            results.append(x.view(read).clone().view(torch.uint8).cpu())
+        torch.testing.assert_close(results[1], results[0], rtol=0, atol=0)
+
+
+def test_fused_partial_write_then_read_through_a_third_dtype():
+    with torch_tpu.eager_mode("fused"):
+        w = torch.ones(3, device="tpu")
+        w.mul_(5)
+        x = torch.zeros(4, dtype=torch.float64, device="tpu")
+        x.view(torch.float32)[2:4].fill_(1.0)
+        expected = torch.zeros(4, dtype=torch.float64)
+        expected.view(torch.float32)[2:4].fill_(1.0)
+        assert torch.equal(x.view(torch.uint8).clone().cpu(), expected.view(torch.uint8))
+        f = torch.arange(8.0, device="tpu")
+        assert torch.equal(f.view(torch.float64).clone().view(torch.uint8).clone().cpu(),
+                           torch.arange(8.0).view(torch.float64).view(torch.uint8))
+        assert torch.equal(w.cpu(), torch.full((3,), 5.0))
+
+
+def test_bool_write_into_byte_valued_bool_storage():
+    for device in ("cpu", "tpu"):
+        b = torch.zeros(8, dtype=torch.bool, device=device)
+        b.view(torch.uint8)[2:5].fill_(7)
+        b[0] = True
+        b[6:8].logical_not_()
+        assert b.view(torch.uint8).tolist() == [1, 0, 7, 7, 7, 0, 1, 1], device

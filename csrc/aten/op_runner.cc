@@ -238,10 +238,13 @@ std::vector<Donation> in_place_donations(const Prepared& p, size_t n_targets,
     bool shared = false;
     for (size_t u = 0; u < n_targets; ++u) shared |= u != t && p.operands[n_inputs + u].buffer.get() == buffer;
     if (shared) continue;
-    // The new value must have the buffer's type: always for a partial
-    // write (it is the storage), for a whole one when the tensor is the
-    // buffer's own shape and dtype (not a reinterpreting view).
-    if (target.whole_storage && !(buffer->type().dtype == target.dtype && buffer->type().dims == target.sizes)) {
+    // The new value must have the buffer's type: for a partial write (it
+    // is the storage) unless it turns bool into bytes, for a whole one when
+    // the tensor is the buffer's own shape and dtype (not a reinterpreting
+    // view).
+    const ElementType stored = buffer->type().dtype;
+    if (target.whole_storage ? !(stored == target.dtype && buffer->type().dims == target.sizes)
+                             : partial_write_dtype(stored, target.dtype) != stored) {
       continue;
     }
     const auto arg = std::find(args.begin(), args.end(), buffer);

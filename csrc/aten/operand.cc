@@ -61,8 +61,16 @@ hlo::Value reinterpret(hlo::Builder& b, const hlo::Value& flat, ElementType to) 
   const int64_t n = flat.type().num_elements();
   if (from_size == to_size) return b.bitcast_convert(flat, hlo::TensorType(to, {n}));
   if (from_size > to_size) {
+    // Through [n, 1], so that this bitcast never takes another's result
+    // directly: XLA's algebraic simplifier folds bitcast_convert(
+    // bitcast_convert(a)) into one from `a` with the outer result shape,
+    // which does not verify when the inner one widened (in one fused
+    // graph, an f64 storage written through an f32 view and read as u8:
+    // f32[4,2] -> f64[4] -> u8[4,8] became f32[4,2] -> u8[4,8]). A widening
+    // bitcast needs nothing: it reads the [n / r, r] reshape below, which
+    // XLA cannot drop.
     const int64_t r = from_size / to_size;
-    return b.reshape(b.bitcast_convert(flat, hlo::TensorType(to, {n, r})), {n * r});
+    return b.reshape(b.bitcast_convert(b.reshape(flat, {n, 1}), hlo::TensorType(to, {n, 1, r})), {n * r});
   }
   const int64_t r = to_size / from_size;
   return b.bitcast_convert(b.reshape(flat, {n / r, r}), hlo::TensorType(to, {n / r}));
@@ -238,15 +246,26 @@ bool declare_storage(hlo::Builder& b, const Operand& dst, hlo::Value* storage, c
   return true;
 }
 
+ElementType partial_write_dtype(ElementType stored, ElementType written) {
+  // i1 holds only 0 or 1: x.view(torch.uint8)[:4] = 2 on a bool storage
+  // keeps the bytes in u8, as a whole write through that view does.
+  return stored == ElementType::kPred && written != ElementType::kPred ? ElementType::kU8 : stored;
+}
+
 hlo::Value write_operand(hlo::Builder& b, const Operand& dst, const hlo::Value* storage,
                          const hlo::Value& value, const hlo::Value* offset) {
   if (dst.whole_storage) return value;  // the storage takes the new value and shape
   // A partial write: update the flat storage (zeros if never written) and
-  // give it back its own shape and type.
-  hlo::Value flat = storage ? flatten_storage(b, dst, *storage)
+  // give it back its own shape and type (partial_write_dtype). A bool view
+  // of a storage of another type updates it as bytes: read as i1, every
+  // byte of it would come back 0 or 1.
+  const ElementType carrier = dst.dtype == ElementType::kPred && storage && storage->dtype() != ElementType::kPred
+                                  ? ElementType::kU8
+                                  : dst.dtype;
+  hlo::Value flat = storage ? reinterpret(b, b.reshape(*storage, {storage->type().num_elements()}), carrier)
                             : b.constant_splat_int(0, flat_type(dst.dtype, dst.storage_elements));
   if (numel(dst.sizes) > 0) {
-    hlo::Value update = b.reshape(value, {numel(dst.sizes)});
+    hlo::Value update = b.reshape(carrier == dst.dtype ? value : b.convert(value, carrier), {numel(dst.sizes)});
     if (is_contiguous(dst)) {
       hlo::Value start =
           offset ? *offset : b.constant_splat_int(dst.offset, hlo::TensorType::scalar(ElementType::kS64));
@@ -264,7 +283,7 @@ hlo::Value write_operand(hlo::Builder& b, const Operand& dst, const hlo::Value* 
     }
   }
   if (!storage) return flat;
-  return b.reshape(reinterpret(b, flat, storage->dtype()), storage->dims());
+  return b.reshape(reinterpret(b, flat, partial_write_dtype(storage->dtype(), dst.dtype)), storage->dims());
 }
 
 }  // namespace torch_tpu::aten

@@ -64,6 +64,12 @@ hlo::Value read_operand(hlo::Builder& b, const Operand& operand, const BindBuffe
 hlo::Value write_operand(hlo::Builder& b, const Operand& dst, const hlo::Value* storage,
                          const hlo::Value& value, const hlo::Value* offset);
 
+// The element type of a storage value of type `stored` after a partial
+// write through a view of dtype `written`: `stored`, except that a bool
+// storage written through a view of another dtype becomes u8 (bytes that
+// need not be 0 or 1).
+ElementType partial_write_dtype(ElementType stored, ElementType written);
+
 // Binds `dst`'s storage when a partial write needs it; returns false when
 // nothing was bound (whole write, or a storage never written, which starts
 // from zeros).
