@@ -570,6 +570,40 @@ def test_multi_head_attention_inference_fast_path():
                                                on_tpu.out_proj.bias)
 
 
+@pytest.mark.parametrize("mask_type", [0, 1, 2, None])
+@pytest.mark.parametrize("dim", [3, 1])
+def test_masked_softmax_as_cpu(mask_type, dim):
+    """torch._masked_softmax (the Transformer fast paths' softmax): an (L, L)
+    attention mask, a (B, L) padding mask or a full mask; a row masked whole
+    is NaN on CPU. The backward takes a full mask, as CPU's does."""
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 4, 4, dtype=torch.float64)
+    full = torch.rand(2, 3, 4, 4) > 0.5
+    full[0, 0, 0] = True
+    mask = {0: full[0, 0], 1: full[:, 0, 0]}.get(mask_type, full)
+    want = torch._masked_softmax(x, mask, dim, mask_type)
+    got = torch._masked_softmax(to_tpu(x), to_tpu(mask), dim, mask_type)
+    torch.testing.assert_close(got.cpu(), want, equal_nan=True)
+    if mask_type in (2, None):
+        xc, xt = x.clone().requires_grad_(), to_tpu(x).requires_grad_()
+        g = torch.randn_like(want)
+        torch._masked_softmax(xc, mask, dim, mask_type).backward(g)
+        torch._masked_softmax(xt, to_tpu(mask), dim, mask_type).backward(to_tpu(g))
+        torch.testing.assert_close(xt.grad.cpu(), xc.grad, equal_nan=True)
+
+
+def test_masked_softmax_errors():
+    x = torch.randn(2, 3, 4, 4, device="tpu")
+    with pytest.raises(RuntimeError, match="_masked_softmax: Mask Type should be defined"):
+        torch._masked_softmax(x, torch.zeros(2, 4, dtype=torch.bool, device="tpu"))
+    with pytest.raises(RuntimeError, match="_masked_softmax: for mask_type == 1 mask shape should be"):
+        torch._masked_softmax(x, torch.zeros(3, 4, dtype=torch.bool, device="tpu"), 3, 1)
+    with pytest.raises(RuntimeError, match="_masked_softmax: Mask should be a boolean tensor"):
+        torch._masked_softmax(x, torch.zeros_like(x))
+    with pytest.raises(NotImplementedError, match="masked_softmax.*Long"):
+        torch._masked_softmax(x.long(), torch.zeros_like(x, dtype=torch.bool))
+
+
 # ---- margin losses with their own kernels -----------------------------------------------------
 
 

@@ -216,6 +216,28 @@ def test_elementwise_results_take_their_inputs_layout(name):
     torch.testing.assert_close(got.cpu(), want)
 
 
+OUT_OPS = {
+    "add": lambda x, out: torch.add(x, x.t().t(), alpha=2, out=out),
+    "sin": lambda x, out: torch.sin(x, out=out),
+    "lt": lambda x, out: torch.lt(x, 0, out=out.bool()),
+    "addcmul": lambda x, out: torch.addcmul(x, x, x, out=out),
+    "where": lambda x, out: torch.where(x > 0, x, torch.ones_like(x), out=out),
+    "pow": lambda x, out: torch.pow(x, 2, out=out),
+    "gelu": lambda x, out: torch._C._nn.gelu(x, out=out),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OUT_OPS))
+def test_an_out_resized_from_empty_takes_the_iterator_layout(name):
+    """CPU's TensorIterator lays a resized out= as it lays the functional
+    result: an empty out given transposed inputs comes back transposed."""
+    x = transposed(4, 5)
+    want = OUT_OPS[name](x, torch.empty(0))
+    got = OUT_OPS[name](to_tpu(x), torch.empty(0, device="tpu"))
+    assert got.stride() == want.stride() == x.stride()
+    torch.testing.assert_close(got.cpu(), want)
+
+
 class AttentionInHfLayout(torch.nn.Module):
     def forward(self, x):  # x: [B, L, H, E]
         q = x.transpose(1, 2)

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "aten/dtypes.h"
+#include "aten/result_layout.h"
 
 namespace torch_tpu::aten {
 
@@ -146,13 +147,16 @@ void check_exact(c10::ScalarType result, const at::Tensor& out) {
   TORCH_CHECK(out.scalar_type() == result, "Found dtype ", out.scalar_type(), " but expected ", result);
 }
 
-void prepare_out(at::Tensor& out, c10::IntArrayRef shape, bool inplace) {
+void prepare_out(at::Tensor& out, c10::IntArrayRef shape, bool inplace, const std::vector<TensorArg>& layout_inputs) {
   if (inplace) {
     TORCH_CHECK(out.sizes() == shape, "output with shape ", out.sizes(), " doesn't match the broadcast shape ",
                 shape);
-  } else {
-    at::native::resize_output(out, shape);
+    return;
   }
+  if (!at::native::resize_output(out, shape) || layout_inputs.empty()) return;
+  std::vector<const at::Tensor*> inputs;
+  for (const TensorArg& input : layout_inputs) inputs.push_back(input.operator->());
+  if (auto strides = iterator_strides(shape, out.scalar_type(), inputs)) out.as_strided_(shape, *strides);
 }
 
 }  // namespace torch_tpu::aten

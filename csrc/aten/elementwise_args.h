@@ -56,7 +56,11 @@ void check_castable(c10::ScalarType result, const at::Tensor& out);
 // out's dtype must be `result` exactly (ops whose CPU kernel demands it).
 void check_exact(c10::ScalarType result, const at::Tensor& out);
 // out= resizes `out`; an in-place op must already have the result's shape.
-void prepare_out(at::Tensor& out, c10::IntArrayRef shape, bool inplace);
+// A resized out takes the layout TensorIterator gives the result over
+// `layout_inputs` (as CPU's out= of an elementwise op: x.t() + 1 written
+// into an empty out is transposed); row-major when that list is empty.
+void prepare_out(at::Tensor& out, c10::IntArrayRef shape, bool inplace,
+                 const std::vector<TensorArg>& layout_inputs = {});
 
 // Appends `slot`'s shape to the call's key material (scalars are 0-dim and
 // keyed by their type already).

@@ -4,7 +4,6 @@
 #include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/core/Tensor.h>
-#include <ATen/native/Resize.h>
 #include <ATen/ops/result_type.h>
 #include <c10/core/ScalarType.h>
 #include <torch/library.h>
@@ -166,12 +165,7 @@ at::Tensor& binary_into(Binary op, const at::Tensor& self, const at::Tensor& oth
   TORCH_CHECK(c10::canCast(dtype, out.scalar_type()), "result type ", dtype,
               " can't be cast to the desired output type ", out.scalar_type());
   const auto shape = at::infer_size(self.sizes(), other.sizes());
-  if (inplace) {
-    TORCH_CHECK(out.sizes() == c10::IntArrayRef(shape), "output with shape ", out.sizes(),
-                " doesn't match the broadcast shape ", c10::IntArrayRef(shape));
-  } else {
-    at::native::resize_output(out, shape);
-  }
+  prepare_out(out, shape, inplace, {self, other});
   Prepared p = prepare(op, self, other, alpha, mode, dtype);
   if (!p.zero_flag) {
     run_op_into(p.call, body(op, p), out);

@@ -123,7 +123,7 @@ at::Tensor compare_scalar(const at::Tensor& self, const c10::Scalar& other) {
 template <CompareOp Op>
 at::Tensor& compare_tensor_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
   const ScalarType compute = at::result_type(self, other);
-  prepare_out(out, broadcast_shape(self, other), false);
+  prepare_out(out, broadcast_shape(self, other), false, {self, other});
   run_binary_into(compare_call(Op, self, &other, nullptr, compute), compare_lowering(Op, compute), out);
   return out;
 }
@@ -139,7 +139,7 @@ at::Tensor& compare_tensor_(at::Tensor& self, const at::Tensor& other) {
 template <CompareOp Op>
 at::Tensor& compare_scalar_out(const at::Tensor& self, const c10::Scalar& other, at::Tensor& out) {
   const ScalarType compute = at::result_type(self, other);
-  prepare_out(out, self.sizes(), false);
+  prepare_out(out, self.sizes(), false, {self});
   run_binary_into(compare_call(Op, self, nullptr, &other, compute), compare_lowering(Op, compute), out);
   return out;
 }
@@ -185,7 +185,7 @@ at::Tensor logical(const at::Tensor& self, const at::Tensor& other) {
 
 template <LogicalOp Op>
 at::Tensor& logical_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
-  prepare_out(out, broadcast_shape(self, other), false);
+  prepare_out(out, broadcast_shape(self, other), false, {self, other});
   run_binary_into(logical_call(Op, self, other), logical_lowering(Op), out);
   return out;
 }
@@ -231,7 +231,7 @@ template <LogicalOp Op>
 at::Tensor& bitwise_into(const at::Tensor& self, const at::Tensor& other, at::Tensor& out, bool inplace) {
   const ScalarType result = bitwise_result(Op, self, other);
   check_castable(result, out);
-  prepare_out(out, broadcast_shape(self, other), inplace);
+  prepare_out(out, broadcast_shape(self, other), inplace, {self, other});
   run_binary_into(bitwise_call(Op, self, other, result), bitwise_lowering(Op, result), out);
   return out;
 }
@@ -291,7 +291,8 @@ at::Tensor& where_out(const at::Tensor& condition, const at::Tensor& self, const
                       at::Tensor& out) {
   Where w = where_call(condition, self, other);
   TORCH_CHECK(out.scalar_type() == w.result, "Expected out type to be ", w.result, " but got ", out.scalar_type());
-  prepare_out(out, at::infer_size(at::infer_size(condition.sizes(), self.sizes()), other.sizes()), false);
+  prepare_out(out, at::infer_size(at::infer_size(condition.sizes(), self.sizes()), other.sizes()), false,
+              {condition, self, other});
   run_op_into(w.call, where_body(w), out);
   return out;
 }
@@ -382,7 +383,7 @@ at::Tensor& clamp_into(const Clamp& c, at::Tensor& out, bool inplace, bool exact
   } else {
     check_exact(c.result, out);
   }
-  prepare_out(out, c.shape, inplace);
+  prepare_out(out, c.shape, inplace, c.call.tensors);
   run_op_into(c.call, clamp_body(c), out);
   return out;
 }

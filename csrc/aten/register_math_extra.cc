@@ -130,7 +130,7 @@ at::Tensor run_unary(const Unary& u) { return in_iterator_layout(run_op(u.call, 
 
 at::Tensor& run_unary_into(const Unary& u, const at::Tensor& self, at::Tensor& out, bool inplace) {
   check_castable(u.result, out);
-  prepare_out(out, self.sizes(), inplace);
+  prepare_out(out, self.sizes(), inplace, u.call.tensors);
   run_op_into(u.call, u.body, out);
   return out;
 }
@@ -222,7 +222,7 @@ at::Tensor& logit_backward_out(const at::Tensor& grad, const at::Tensor& self, s
                                at::Tensor& grad_input) {
   Unary u = logit_backward_call(grad, self, eps);
   check_castable(u.result, grad_input);
-  prepare_out(grad_input, at::infer_size(grad.sizes(), self.sizes()), false);
+  prepare_out(grad_input, at::infer_size(grad.sizes(), self.sizes()), false, u.call.tensors);
   run_op_into(u.call, u.body, grad_input);
   return grad_input;
 }
@@ -428,7 +428,7 @@ at::Tensor binary(BinaryMathOp op, const Arg& a, const Arg& b) {
 at::Tensor& binary_into(BinaryMathOp op, const Arg& a, const Arg& b, at::Tensor& out, bool inplace) {
   Binary p = binary_call(op, a, b);
   check_castable(p.result, out);
-  prepare_out(out, p.shape, inplace);
+  prepare_out(out, p.shape, inplace, p.call.tensors);
   if (!p.zero_flag) {
     run_op_into(p.call, binary_body(op, p), out);
     return out;

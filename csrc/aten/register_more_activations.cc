@@ -52,7 +52,7 @@ at::Tensor& run_into(const Prepared& p, at::Tensor& out, bool inplace, bool exac
   } else {
     check_castable(p.result, out);
   }
-  prepare_out(out, p.shape, inplace);
+  prepare_out(out, p.shape, inplace, p.call.tensors);
   run_op_into(p.call, p.body, out);
   return out;
 }

@@ -2,7 +2,6 @@
 // ops optimizers use besides add/mul/div): functional, in-place and out=.
 #include <ATen/ExpandUtils.h>
 #include <ATen/core/Tensor.h>
-#include <ATen/native/Resize.h>
 #include <ATen/native/TypeProperties.h>
 #include <ATen/ops/result_type.h>
 #include <torch/library.h>
@@ -81,13 +80,8 @@ at::Tensor& into(const char* name, const std::vector<Arg>& args, c10::ScalarType
   TORCH_CHECK(c10::canCast(dtype, out.scalar_type()), "result type ", dtype,
               " can't be cast to the desired output type ", out.scalar_type());
   const auto shape = broadcast_shape(args);
-  if (inplace) {
-    TORCH_CHECK(out.sizes() == c10::IntArrayRef(shape), "output with shape ", out.sizes(),
-                " doesn't match the broadcast shape ", c10::IntArrayRef(shape));
-  } else {
-    at::native::resize_output(out, shape);
-  }
   Call c = prepare(name, args, dtype);
+  prepare_out(out, shape, inplace, c.op.tensors);
   run_op_into(c.op, body_of(c, std::move(lower)), out);
   return out;
 }

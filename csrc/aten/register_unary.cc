@@ -191,7 +191,7 @@ at::Tensor& unary_into(UnaryOp op, const at::Tensor& self, at::Tensor& out, bool
       TORCH_CHECK(out.scalar_type() == ScalarType::Bool, s.short_name, " does not support non-boolean outputs.");
       break;
   }
-  prepare_out(out, self.sizes(), inplace);
+  prepare_out(out, self.sizes(), inplace, {self});
   const ScalarType compute = compute_dtype(s, self.scalar_type(), result);
   run_op_into(unary_call(op, s, self, compute), unary_body(op, to_element_type(compute)), out);
   return out;
@@ -239,7 +239,7 @@ at::Tensor round_decimals(const at::Tensor& self, int64_t decimals) {
 
 at::Tensor& round_decimals_into(const at::Tensor& self, int64_t decimals, at::Tensor& out, bool inplace) {
   check_exact(round_decimals_result(self), out);
-  prepare_out(out, self.sizes(), inplace);
+  prepare_out(out, self.sizes(), inplace, {self});
   run_op_into(round_decimals_call(self, decimals), round_decimals_body(decimals), out);
   return out;
 }
@@ -304,7 +304,7 @@ at::Tensor& nan_to_num_into(const at::Tensor& self, std::optional<double> nan, s
     if (inplace) return out.copy_(value);
     return write_out(out, value);
   }
-  prepare_out(out, self.sizes(), inplace);
+  prepare_out(out, self.sizes(), inplace, {self});
   if (inplace && !c10::isFloatingType(self.scalar_type())) return out;  // nothing to replace
   run_op_into(nan_to_num_call(self, nan, posinf, neginf), nan_to_num_lowering, out);
   return out;
@@ -368,7 +368,7 @@ at::Tensor& pow_tensor_tensor_into(const at::Tensor& self, const at::Tensor& exp
   const ScalarType result = at::result_type(self, exponent);
   check_pow_dtype(result);
   check_castable(result, out);
-  prepare_out(out, at::infer_size(self.sizes(), exponent.sizes()), inplace);
+  prepare_out(out, at::infer_size(self.sizes(), exponent.sizes()), inplace, {self, exponent});
   PowTensorCall p = pow_tensor_call(self, exponent, result);
   run_op_into(p.call, pow_tensor_body(p), out);
   return out;
@@ -434,7 +434,7 @@ at::Tensor& pow_tensor_scalar_into(const at::Tensor& self, const c10::Scalar& ex
   if (exponent.isComplex()) return pow_tensor_tensor_into(self, wrapped_complex(exponent), out, inplace);
   PowScalarCall p = pow_scalar_call(self, exponent);
   check_castable(p.result, out);
-  prepare_out(out, self.sizes(), inplace);
+  prepare_out(out, self.sizes(), inplace, {self});
   run_op_into(p.call, pow_scalar_body(p), out);
   return out;
 }
@@ -469,7 +469,7 @@ at::Tensor& pow_scalar_base_out(const c10::Scalar& base, const at::Tensor& expon
   if (base.isComplex()) return pow_tensor_tensor_into(wrapped_complex(base), exponent, out, false);
   const ScalarType result = pow_base_result(base, exponent);
   check_castable(result, out);
-  prepare_out(out, exponent.sizes(), false);
+  prepare_out(out, exponent.sizes(), false, {exponent});
   PowTensorCall p = pow_base_call(base, exponent, result);
   run_op_into(p.call, pow_tensor_body(p), out);
   return out;

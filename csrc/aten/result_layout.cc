@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 namespace torch_tpu::aten {
 
@@ -59,29 +60,36 @@ at::Tensor in_memory_format_of(const at::Tensor& t, const at::Tensor& like) {
   }
 }
 
-at::Tensor in_iterator_layout(const at::Tensor& t, const std::vector<TensorArg>& inputs) {
-  if (t.dim() < 2 || t.numel() < 2) return t;
+std::optional<std::vector<int64_t>> iterator_strides(c10::IntArrayRef sizes, c10::ScalarType dtype,
+                                                     const std::vector<const at::Tensor*>& inputs) {
+  if (sizes.size() < 2 || c10::multiply_integers(sizes) < 2) return std::nullopt;
   bool contiguous = true;
-  for (const TensorArg& input : inputs) contiguous = contiguous && input->is_contiguous();
-  if (contiguous) return t;
+  for (const at::Tensor* input : inputs) contiguous = contiguous && input->is_contiguous();
+  if (contiguous) return std::nullopt;
   // TensorIterator itself decides, over meta stand-ins of the inputs.
   at::TensorIteratorConfig config;
   config.check_all_same_dtype(false).set_check_mem_overlap(false).declare_static_dtype_and_device(
-      t.scalar_type(), c10::Device(c10::kMeta));
+      dtype, c10::Device(c10::kMeta));
   config.add_owned_output(at::Tensor());
-  for (const TensorArg& input : inputs) {
+  for (const at::Tensor* input : inputs) {
     config.add_owned_const_input(
         at::empty_strided(input->sizes(), input->strides(), input->options().device(c10::kMeta)));
   }
-  std::vector<int64_t> strides;
   try {
     const at::TensorIterator iter = config.build();
-    if (iter.output(0).sizes() != t.sizes()) return t;  // not an elementwise result
-    strides = iter.output(0).strides().vec();
+    if (iter.output(0).sizes() != sizes) return std::nullopt;  // not an elementwise result
+    return iter.output(0).strides().vec();
   } catch (const c10::Error&) {
-    return t;  // operands that do not broadcast together (an op's extra inputs): no layout to follow
+    return std::nullopt;  // operands that do not broadcast together (an op's extra inputs): no layout to follow
   }
-  return with_strides(t, strides);
+}
+
+at::Tensor in_iterator_layout(const at::Tensor& t, const std::vector<TensorArg>& inputs) {
+  std::vector<const at::Tensor*> tensors;
+  tensors.reserve(inputs.size());
+  for (const TensorArg& input : inputs) tensors.push_back(input.operator->());
+  const auto strides = iterator_strides(t.sizes(), t.scalar_type(), tensors);
+  return strides ? with_strides(t, *strides) : t;
 }
 
 }  // namespace torch_tpu::aten

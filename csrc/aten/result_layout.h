@@ -14,6 +14,7 @@
 #include <ATen/core/Tensor.h>
 #include <c10/util/ArrayRef.h>
 
+#include <optional>
 #include <vector>
 
 #include "aten/op_runner.h"
@@ -37,6 +38,13 @@ at::Tensor in_layout_of(const at::Tensor& t, const at::Tensor& like);
 // resampling kernels and their shape functions allocate results; `t`
 // itself for a contiguous `like`.
 at::Tensor in_memory_format_of(const at::Tensor& t, const at::Tensor& like);
+
+// The strides TensorIterator gives an elementwise result of `sizes` over
+// `inputs`: dims ordered as the inputs' strides order them. None where
+// row-major is that layout (every input contiguous) or where the inputs do
+// not broadcast to `sizes`.
+std::optional<std::vector<int64_t>> iterator_strides(c10::IntArrayRef sizes, c10::ScalarType dtype,
+                                                     const std::vector<const at::Tensor*>& inputs);
 
 // An elementwise op's result (computed row-major) in the layout
 // TensorIterator gives it on CPU, CUDA and meta: its dims ordered as the

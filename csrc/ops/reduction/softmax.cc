@@ -1,5 +1,7 @@
 #include "ops/reduction/softmax.h"
 
+#include <limits>
+
 #include "ops/broadcast.h"
 #include "ops/reduction/reduce.h"
 
@@ -54,6 +56,25 @@ Value lower_log_softmax_backward(hlo::Builder& b, const Value& grad, const Value
   Value y = convert_to(b, as_vector(b, output), acc);
   Value total = reduce_along(b, g, ReduceKind::kSum, dim);
   return restore_rank(b, convert_to(b, b.subtract(g, b.multiply(b.exponential(y), total)), out), grad);
+}
+
+Value lower_masked_softmax(hlo::Builder& b, const Value& x, const Value& mask, int64_t dim, ElementType out) {
+  Value in = convert_to(b, as_vector(b, x), accumulation_type(out));
+  const double inf = std::numeric_limits<double>::infinity();
+  Value filled = b.select(as_vector(b, mask), b.constant_splat(-inf, in.type()), in);
+  return restore_rank(b, lower_softmax(b, filled, dim, out), x);
+}
+
+Value lower_masked_softmax_backward(hlo::Builder& b, const Value& grad, const Value& output, const Value& mask,
+                                    int64_t dim, ElementType out) {
+  const ElementType acc = accumulation_type(out);
+  Value m = as_vector(b, mask);
+  Value g = convert_to(b, as_vector(b, grad), acc);
+  Value y = convert_to(b, as_vector(b, output), acc);
+  Value zero = b.constant_splat(0, g.type());
+  Value dot = reduce_along(b, b.select(m, zero, b.multiply(g, y)), ReduceKind::kSum, dim);
+  Value r = b.select(m, zero, b.multiply(y, b.subtract(g, dot)));
+  return restore_rank(b, convert_to(b, r, out), grad);
 }
 
 }  // namespace torch_tpu::ops

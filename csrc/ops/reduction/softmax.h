@@ -22,4 +22,14 @@ hlo::Value lower_softmax_backward(hlo::Builder& b, const hlo::Value& grad, const
 hlo::Value lower_log_softmax_backward(hlo::Builder& b, const hlo::Value& grad, const hlo::Value& output,
                                       int64_t dim, ElementType out);
 
+// softmax with the elements where `mask` (pred, x's shape) is true taken
+// as -inf, as CPU's _masked_softmax: a row masked whole comes out NaN.
+hlo::Value lower_masked_softmax(hlo::Builder& b, const hlo::Value& x, const hlo::Value& mask, int64_t dim,
+                                ElementType out);
+
+// Its gradient: y * (grad - sum(grad * y)) over the unmasked elements, 0
+// where `mask` is true.
+hlo::Value lower_masked_softmax_backward(hlo::Builder& b, const hlo::Value& grad, const hlo::Value& output,
+                                         const hlo::Value& mask, int64_t dim, ElementType out);
+
 }  // namespace torch_tpu::ops
