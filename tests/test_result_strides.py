@@ -238,6 +238,54 @@ def test_an_out_resized_from_empty_takes_the_iterator_layout(name):
     torch.testing.assert_close(got.cpu(), want)
 
 
+def _conv_weight(x):
+    return torch.ones(3, 4, 3, 3, device=x.device)
+
+
+CHANNELS_LAST_OPS = {
+    "conv2d": lambda x: F.conv2d(x, _conv_weight(x)),
+    "conv_transpose2d": lambda x: F.conv_transpose2d(x, _conv_weight(x).transpose(0, 1).contiguous()),
+    "group_norm": lambda x: F.group_norm(x, 2),
+    "cat": lambda x: torch.cat([x, x], 1),
+    "stack": lambda x: torch.stack([x, x]),
+    "prelu": lambda x: F.prelu(x, torch.full((4,), 0.25, device=x.device)),
+    "pad_constant": lambda x: F.pad(x, (1, 1, 1, 1)),
+    "pad_reflect": lambda x: F.pad(x, (1, 1, 1, 1), mode="reflect"),
+    "pad_replicate": lambda x: F.pad(x, (1, 1, 1, 1), mode="replicate"),
+    "roll": lambda x: torch.roll(x, 1, 2),
+    "mse_none": lambda x: F.mse_loss(x, x * 0.5, reduction="none"),
+    "smooth_l1_none": lambda x: F.smooth_l1_loss(x, x * 0.5, reduction="none"),
+    "bce_none": lambda x: F.binary_cross_entropy(x.sigmoid(), x.sigmoid() * 0.5, reduction="none"),
+    "bce_logits_none": lambda x: F.binary_cross_entropy_with_logits(x, x.sigmoid(), reduction="none"),
+    "pixel_shuffle": lambda x: F.pixel_shuffle(x, 2),
+    "pixel_unshuffle": lambda x: F.pixel_unshuffle(x[..., :4, :6], 2),
+    "channel_shuffle": lambda x: F.channel_shuffle(x, 2),
+    "native_channel_shuffle": lambda x: F.native_channel_shuffle(x, 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHANNELS_LAST_OPS))
+def test_channels_last_results_stay_channels_last(name):
+    """CPU's kernels keep an NHWC input's format; a channels_last network
+    that flattens with permute(0, 2, 3, 1).view(...) needs them to."""
+    x = channels_last(2, 4, 5, 6)
+    got, want = CHANNELS_LAST_OPS[name](to_tpu(x)), CHANNELS_LAST_OPS[name](x)
+    assert got.stride() == want.stride()
+    torch.testing.assert_close(got.cpu(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_conv_gradients_take_the_channels_last_layout():
+    x = channels_last(2, 4, 5, 6).requires_grad_()
+    w = torch.randn(3, 4, 3, 3)
+    xt = to_tpu(x).detach().requires_grad_()
+    grads = [torch.ops.aten.convolution_backward(torch.ones(2, 3, 3, 4, device=a.device).contiguous(
+        memory_format=torch.channels_last), a, b, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1,
+        [True, True, False]) for a, b in ((x, w), (xt, to_tpu(w)))]
+    for want, got in zip(grads[0][:2], grads[1][:2]):
+        assert got.stride() == want.stride()
+        torch.testing.assert_close(got.cpu(), want, rtol=1e-4, atol=1e-4)
+
+
 class AttentionInHfLayout(torch.nn.Module):
     def forward(self, x):  # x: [B, L, H, E]
         q = x.transpose(1, 2)

@@ -5,6 +5,7 @@
 // it through the view with a device program. tpu -> host reads the
 // tensor's value (materializing a view on the device first) and lets the
 // CPU copy_ handle dtype and strides.
+#include <ATen/ExpandUtils.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/_copy_from_and_resize_native.h>
 #include <ATen/ops/empty.h>
@@ -113,6 +114,12 @@ at::Tensor copy_from(const at::Tensor& self_in, const at::Tensor& dst, bool non_
   at::Tensor self = self_in;
   const bool src_tpu = self.device().type() == c10::DeviceType::PrivateUse1;
   const bool dst_tpu = dst.device().type() == c10::DeviceType::PrivateUse1;
+  if (!at::is_expandable_to(self.sizes(), dst.sizes())) {
+    // CPU's TensorIterator messages: infer_size throws on a size mismatch.
+    const auto shape = at::infer_size(dst.sizes(), self.sizes());
+    TORCH_CHECK(false, "output with shape ", dst.sizes(), " doesn't match the broadcast shape ",
+                c10::IntArrayRef(shape));
+  }
   if (dst.numel() == 0) return dst;
   if (dst_tpu && (dst.is_conj() || dst.is_neg())) {
     // A lazily conjugated / negated view reads its storage through the bit,

@@ -1,7 +1,13 @@
 // Tensor creation and resizing on tpu. No device memory is touched: a new
-// storage has no value until an op writes it (reads see zeros).
+// storage has no value until an op writes it (reads see zeros). Under
+// torch.use_deterministic_algorithms, new memory is filled as CPU and CUDA
+// fill it (NaN for floats, the largest value for integers), so a read of
+// memory nobody wrote shows up.
 #include <ATen/EmptyTensor.h>
+#include <ATen/Context.h>
 #include <ATen/core/Tensor.h>
+#include <ATen/native/ResizeCommon.h>
+#include <ATen/native/TensorFactories.h>
 #include <torch/library.h>
 
 #include "aten/allocator.h"
@@ -15,6 +21,16 @@ namespace {
 
 constexpr c10::DispatchKeySet kTpuKeys{c10::DispatchKey::PrivateUse1};
 
+bool fill_uninitialized() {
+  const auto& context = at::globalContext();
+  return context.deterministicAlgorithms() && context.deterministicFillUninitializedMemory();
+}
+
+at::Tensor filled_if_deterministic(at::Tensor t) {
+  if (fill_uninitialized()) at::native::fill_empty_deterministic_(t);
+  return t;
+}
+
 at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<at::ScalarType> dtype,
                                std::optional<at::Layout> layout, std::optional<at::Device> device,
                                std::optional<bool> pin_memory,
@@ -22,7 +38,8 @@ at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<at::ScalarTy
   auto scalar_type = c10::dtype_or_default(dtype);
   (void)to_element_type(scalar_type, "aten::empty");
   CurrentDeviceScope scope(checked_device_index(device));
-  return at::detail::empty_generic(size, tpu_allocator(), kTpuKeys, scalar_type, memory_format);
+  return filled_if_deterministic(
+      at::detail::empty_generic(size, tpu_allocator(), kTpuKeys, scalar_type, memory_format));
 }
 
 at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride,
@@ -31,7 +48,8 @@ at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride,
   auto scalar_type = c10::dtype_or_default(dtype);
   (void)to_element_type(scalar_type, "aten::empty_strided");
   CurrentDeviceScope scope(checked_device_index(device));
-  return at::detail::empty_strided_generic(size, stride, tpu_allocator(), kTpuKeys, scalar_type);
+  return filled_if_deterministic(
+      at::detail::empty_strided_generic(size, stride, tpu_allocator(), kTpuKeys, scalar_type));
 }
 
 const at::Tensor& resize_(const at::Tensor& self, c10::IntArrayRef size,
@@ -48,8 +66,10 @@ const at::Tensor& resize_(const at::Tensor& self, c10::IntArrayRef size,
   impl->set_sizes_contiguous(size);
   const size_t needed = at::detail::computeStorageNbytesContiguous(
       size, self.dtype().itemsize(), self.storage_offset());
+  const auto old_nbytes = static_cast<int64_t>(self.storage().nbytes());
   if (needed > self.storage().nbytes()) resize_storage_bytes(self.storage(), needed);
   if (memory_format) impl->empty_tensor_restride(*memory_format);
+  if (fill_uninitialized()) at::native::fill_resize_deterministic_(self, old_nbytes);
   return self;
 }
 

@@ -462,8 +462,12 @@ c10::Device common_device(const std::vector<TensorArg>& tensors, const char* op)
                   *device, " and ", t.device(), "! (when checking arguments for ", op, ")");
     }
   }
-  TORCH_CHECK(device && device->type() == c10::DeviceType::PrivateUse1, op,
-              ": expected tpu tensors");
+  TORCH_CHECK(device, op, ": expected tpu tensors, got none");
+  // The dispatcher chose this kernel for a tpu argument that is not among
+  // `tensors` (an index, a weight): the rest sit on another device.
+  TORCH_CHECK(device->type() == c10::DeviceType::PrivateUse1,
+              "Expected all tensors to be on the same device, but found at least two devices, tpu and ", *device,
+              "! (when checking arguments for ", op, ")");
   return *device;
 }
 

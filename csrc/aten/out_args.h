@@ -16,7 +16,14 @@ inline void check_out_dtype(const at::Tensor& out, c10::ScalarType expected) {
               out.scalar_type(), " instead");
 }
 
+// out= must be on the device that computed the result (CUDA's message).
+inline void check_out_device(const at::Tensor& out, const at::Tensor& value) {
+  TORCH_CHECK(out.device() == value.device(), "Expected out tensor to have device ", value.device(), ", but got ",
+              out.device(), " instead");
+}
+
 inline at::Tensor& write_out(at::Tensor& out, const at::Tensor& value) {
+  check_out_device(out, value);
   TORCH_CHECK(c10::canCast(value.scalar_type(), out.scalar_type()), "result type ", value.scalar_type(),
               " can't be cast to the desired output type ", out.scalar_type());
   // A resized out takes the value's layout, as TensorIterator and the

@@ -268,7 +268,8 @@ Tensor tpu_channel_shuffle(const Tensor& self, c10::SymInt groups_sym) {
   std::vector<int64_t> split(self.sizes().begin(), self.sizes().end());
   split[1] = c / groups;
   split.insert(split.begin() + 1, groups);
-  return at::clone(self.reshape(split).transpose(1, 2), at::MemoryFormat::Contiguous).view(self.sizes());
+  const Tensor shuffled = at::clone(self.reshape(split).transpose(1, 2), at::MemoryFormat::Contiguous);
+  return in_memory_format_of(shuffled.view(self.sizes()), self);  // CPU keeps a channels_last input's format
 }
 
 // Each window element j adds its slice back at offsets j, j + step, ...

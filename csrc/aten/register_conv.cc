@@ -17,6 +17,7 @@
 
 #include "aten/dtypes.h"
 #include "aten/op_runner.h"
+#include "aten/result_layout.h"
 #include "ops/nn/convolution.h"
 
 namespace torch_tpu::aten {
@@ -102,6 +103,13 @@ std::string key_of(const ops::ConvParams& p) {
   return key;
 }
 
+// CPU's mkldnn and CUDA's cudnn kernels run channels_last, and lay out
+// their results so, when the input or the weight suggests that format.
+at::Tensor in_conv_layout(const at::Tensor& t, const at::Tensor& input, const at::Tensor& weight) {
+  const at::Tensor& like = input.suggest_memory_format() != c10::MemoryFormat::Contiguous ? input : weight;
+  return in_memory_format_of(t, like);
+}
+
 at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& weight,
                                     const std::optional<at::Tensor>& bias_opt, c10::SymIntArrayRef stride,
                                     c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation, bool transposed,
@@ -118,12 +126,13 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
   OpCall call{"aten::convolution_overrideable", std::move(attributes), {input, weight}, {}};
   if (bias) call.tensors.push_back(*bias);
   const bool has_bias = bias != nullptr;
-  return run_op(call, [p, has_bias](hlo::Builder& b, const std::vector<hlo::Value>& t,
-                                    const std::vector<hlo::Value>&) {
-    std::optional<hlo::Value> bias_value;
-    if (has_bias) bias_value = t[2];
-    return std::vector<hlo::Value>{ops::lower_convolution(b, t[0], t[1], bias_value, p)};
-  }).at(0);
+  at::Tensor out = run_op(call, [p, has_bias](hlo::Builder& b, const std::vector<hlo::Value>& t,
+                                              const std::vector<hlo::Value>&) {
+                     std::optional<hlo::Value> bias_value;
+                     if (has_bias) bias_value = t[2];
+                     return std::vector<hlo::Value>{ops::lower_convolution(b, t[0], t[1], bias_value, p)};
+                   }).at(0);
+  return in_conv_layout(out, input, weight);
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable(
@@ -156,6 +165,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
   size_t next = 0;
   for (size_t i = 0; i < 3; ++i) {
     if (output_mask[i]) grads[i] = out.at(next++);
+  }
+  for (size_t i = 0; i < 2; ++i) {
+    if (grads[i].defined()) grads[i] = in_conv_layout(grads[i], input, weight);
   }
   return {grads[0], grads[1], grads[2]};
 }

@@ -78,7 +78,8 @@ at::Tensor bce(const at::Tensor& self, const at::Tensor& target,
   });
   defer_check(out.at(1), CheckError::kRuntime, "all elements of input should be between 0 and 1");
   defer_check(out.at(2), CheckError::kRuntime, "all elements of target should be between 0 and 1");
-  return out.at(0);
+  // CPU computes into empty_like(input), so an unreduced loss has its layout.
+  return out.at(0).sizes() == self.sizes() ? in_layout_of(out.at(0), self) : out.at(0);
 }
 
 at::Tensor& bce_out(const at::Tensor& self, const at::Tensor& target,
@@ -142,13 +143,16 @@ at::Tensor bce_with_logits(const at::Tensor& self, const at::Tensor& target,
   if (weight) call.tensors.push_back(*weight);
   if (pos_weight) call.tensors.push_back(*pos_weight);
   const bool has_weight = weight != nullptr, has_pos_weight = pos_weight != nullptr;
-  return run_op(call, [=](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
-    std::optional<hlo::Value> w, pw;
-    if (has_weight) w = t[2];
-    if (has_pos_weight) pw = t[has_weight ? 3 : 2];
-    return std::vector<hlo::Value>{
-        ops::lower_binary_cross_entropy_with_logits(b, t[0], t[1], w, pw, reduction)};
-  }).at(0);
+  at::Tensor loss = run_op(call, [=](hlo::Builder& b, const std::vector<hlo::Value>& t,
+                                     const std::vector<hlo::Value>&) {
+                      std::optional<hlo::Value> w, pw;
+                      if (has_weight) w = t[2];
+                      if (has_pos_weight) pw = t[has_weight ? 3 : 2];
+                      return std::vector<hlo::Value>{
+                          ops::lower_binary_cross_entropy_with_logits(b, t[0], t[1], w, pw, reduction)};
+                    }).at(0);
+  // CPU's composite is elementwise: an unreduced loss takes its operands' layout.
+  return in_iterator_layout(loss, call.tensors);
 }
 
 at::Tensor& bce_with_logits_out(const at::Tensor& self, const at::Tensor& target,
@@ -222,7 +226,8 @@ at::Tensor piecewise_loss_backward(const Piecewise& p, const at::Tensor& grad_ou
 }
 
 at::Tensor smooth_l1(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double beta) {
-  return piecewise_loss(kSmoothL1, self, target, reduction, beta);
+  // CPU's TensorIterator lays out an unreduced loss as its operands.
+  return in_iterator_layout(piecewise_loss(kSmoothL1, self, target, reduction, beta), {self, target});
 }
 
 at::Tensor& smooth_l1_out(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double beta,

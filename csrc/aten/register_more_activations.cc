@@ -293,9 +293,10 @@ at::Tensor prelu_kernel(const at::Tensor& self, const at::Tensor& weight) {
   OpCall call{"aten::_prelu_kernel", "", {self, weight}, {}};
   append_type(call.attributes, t);
   at::infer_size(self.sizes(), weight.sizes());
-  return run_op(call, [out = to_element_type(t)](hlo::Builder& b, const Values& v, const Values&) {
-           return Values{ops::lower_prelu(b, v[0], v[1], out)};
-         }).at(0);
+  at::Tensor result = run_op(call, [out = to_element_type(t)](hlo::Builder& b, const Values& v, const Values&) {
+                        return Values{ops::lower_prelu(b, v[0], v[1], out)};
+                      }).at(0);
+  return in_iterator_layout(result, call.tensors);
 }
 
 std::tuple<at::Tensor, at::Tensor> prelu_kernel_backward(const at::Tensor& grad, const at::Tensor& self,
@@ -312,7 +313,7 @@ std::tuple<at::Tensor, at::Tensor> prelu_kernel_backward(const at::Tensor& grad,
     auto [dx, dw] = ops::lower_prelu_backward(b, v[0], v[1], v[2], out);
     return Values{dx, dw};
   });
-  return {outs.at(0), outs.at(1)};
+  return {in_iterator_layout(outs.at(0), call.tensors), in_iterator_layout(outs.at(1), call.tensors)};
 }
 
 // ---- softshrink / hardshrink --------------------------------------------------------------------

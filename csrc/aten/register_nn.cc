@@ -22,8 +22,10 @@
 #include <vector>
 
 #include "aten/dtypes.h"
+#include "aten/elementwise_args.h"
 #include "aten/index_checks.h"
 #include "aten/op_runner.h"
+#include "aten/result_layout.h"
 #include "ops/nn/embedding.h"
 #include "ops/nn/layer_norm.h"
 #include "ops/nn/loss.h"
@@ -417,14 +419,15 @@ LoweringBody mse_body(int64_t reduction_value, c10::ScalarType dtype) {
 
 at::Tensor mse_loss(const at::Tensor& self, const at::Tensor& target, int64_t reduction) {
   MsePlan plan = mse_plan(self, target, reduction);
-  return run_op(plan.call, mse_body(reduction, plan.dtype)).at(0);
+  // CPU's TensorIterator lays out an unreduced loss as its operands.
+  return in_iterator_layout(run_op(plan.call, mse_body(reduction, plan.dtype)).at(0), plan.call.tensors);
 }
 
 at::Tensor& mse_loss_out(const at::Tensor& self, const at::Tensor& target, int64_t reduction, at::Tensor& out) {
   MsePlan plan = mse_plan(self, target, reduction);
   TORCH_CHECK(c10::canCast(plan.dtype, out.scalar_type()), "result type ", plan.dtype,
               " can't be cast to the desired output type ", out.scalar_type());
-  at::native::resize_output(out, plan.shape);
+  prepare_out(out, plan.shape, false, plan.call.tensors);
   run_op_into(plan.call, mse_body(reduction, plan.dtype), out);
   return out;
 }

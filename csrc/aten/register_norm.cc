@@ -296,7 +296,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_group_norm(const at::Tenso
     auto r = ops::lower_group_norm(b, t[0], pick(t, idx[0]), pick(t, idx[1]), shape, eps, stat);
     return std::vector<hlo::Value>{r.out, r.mean, r.rstd};
   });
-  return {out.at(0), out.at(1), out.at(2)};
+  // CPU's kernel keeps a channels_last input's format.
+  return {in_memory_format_of(out.at(0), input), out.at(1), out.at(2)};
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> native_group_norm_backward(
@@ -329,7 +330,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_group_norm_backward(
     }
     return results;
   });
-  return grads_tuple(out, output_mask);
+  auto grads = grads_tuple(out, output_mask);
+  if (output_mask[0]) std::get<0>(grads) = in_memory_format_of(std::get<0>(grads), input);
+  return grads;
 }
 
 // ---- RMS norm ------------------------------------------------------------

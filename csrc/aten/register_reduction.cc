@@ -318,6 +318,8 @@ std::tuple<at::Tensor&, at::Tensor&> max_dim_out_like(bool is_max, const at::Ten
   check_out_dtype(values, self.scalar_type());
   check_out_dtype(indices, c10::kLong);
   auto [v, i] = max_dim_like(is_max, self, dim, keepdim);
+  check_out_device(values, v);
+  check_out_device(indices, i);
   at::native::resize_output(values, v.sizes());
   at::native::resize_output(indices, i.sizes());
   values.copy_(v);

@@ -129,12 +129,15 @@ at::Tensor roll(const at::Tensor& self, c10::SymIntArrayRef shifts_sym, at::IntA
   std::string key;
   put(key, shifts);
   put(key, dims);
-  return run_op(OpCall{"aten::roll", std::move(key), {self}, {}},
-                one_result([shifts, dims](hlo::Builder& b, const std::vector<hlo::Value>& t,
-                                          const std::vector<hlo::Value>&) {
-                  return ops::lower_roll(b, t[0], shifts, dims);
-                }))
-      .at(0);
+  at::Tensor rolled = run_op(OpCall{"aten::roll", std::move(key), {self}, {}},
+                             one_result([shifts, dims](hlo::Builder& b, const std::vector<hlo::Value>& t,
+                                                       const std::vector<hlo::Value>&) {
+                               return ops::lower_roll(b, t[0], shifts, dims);
+                             }))
+                          .at(0);
+  // CPU rolls along dims into empty_like(self); a flat roll goes through a
+  // contiguous view.
+  return dims.empty() ? rolled : in_layout_of(rolled, self);
 }
 
 at::Tensor repeat(const at::Tensor& self, c10::SymIntArrayRef repeats_sym) {
@@ -245,11 +248,12 @@ at::Tensor constant_pad_nd(const at::Tensor& self, c10::SymIntArrayRef pad_sym, 
   put(key, lows);
   put(key, highs);
   OpCall call{"aten::constant_pad_nd", std::move(key), {self}, {{type, cast_scalar(value, self.scalar_type())}}};
-  return run_op(call, one_result([lows, highs](hlo::Builder& b, const std::vector<hlo::Value>& t,
-                                               const std::vector<hlo::Value>& s) {
-                  return ops::lower_constant_pad(b, t[0], s[0], lows, highs);
-                }))
-      .at(0);
+  at::Tensor padded = run_op(call, one_result([lows, highs](hlo::Builder& b, const std::vector<hlo::Value>& t,
+                                                             const std::vector<hlo::Value>& s) {
+                                return ops::lower_constant_pad(b, t[0], s[0], lows, highs);
+                              }))
+                          .at(0);
+  return in_memory_format_of(padded, self);  // CPU keeps a channels_last input's format
 }
 
 // ---- reflection / replication padding -------------------------------------------
@@ -322,11 +326,13 @@ at::Tensor index_pad(const at::Tensor& self, c10::SymIntArrayRef padding_sym) {
   Pads pads = check_index_pad(self, padding, D, M);
   to_element_type(self.scalar_type(), pad_name(M, D, false));
   if (self.numel() == 0) return at::empty(padded_shape(self, pads), self.options());
-  return run_op(OpCall{pad_name(M, D, false), pad_key(M, pads), {self}, {}},
-                one_result([pads](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
-                  return ops::lower_index_pad(b, t[0], pads, M);
-                }))
-      .at(0);
+  at::Tensor padded =
+      run_op(OpCall{pad_name(M, D, false), pad_key(M, pads), {self}, {}},
+             one_result([pads](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
+               return ops::lower_index_pad(b, t[0], pads, M);
+             }))
+          .at(0);
+  return in_memory_format_of(padded, self);  // CPU keeps a channels_last input's format
 }
 
 template <int64_t D, ops::PadMode M>

@@ -60,6 +60,8 @@ int64_t wrap(const at::Tensor& self, int64_t dim) {
 std::tuple<at::Tensor&, at::Tensor&> write_pair(const std::tuple<at::Tensor, at::Tensor>& result, at::Tensor& values,
                                                 at::Tensor& indices) {
   const auto& [v, i] = result;
+  check_out_device(values, v);
+  check_out_device(indices, i);
   at::native::resize_output(values, v.sizes());
   at::native::resize_output(indices, i.sizes());
   values.copy_(v);

@@ -10,11 +10,13 @@
 #include <ATen/ops/empty.h>
 #include <torch/library.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "aten/dtypes.h"
 #include "aten/op_runner.h"
+#include "aten/result_layout.h"
 #include "ops/shape/concat.h"
 
 namespace torch_tpu::aten {
@@ -26,7 +28,20 @@ struct CatPlan {
   int64_t dim = 0;
   std::vector<int64_t> shape;     // the result's
   c10::ScalarType dtype;
+  c10::MemoryFormat format;       // the result's, as CPU's cat_meta picks it
 };
+
+// The memory format every input suggests (channels_last for NHWC inputs),
+// else contiguous.
+c10::MemoryFormat common_memory_format(const at::MaterializedITensorListRef& tensors) {
+  std::optional<c10::MemoryFormat> format;
+  for (const at::Tensor& t : tensors) {
+    const c10::MemoryFormat f = t.suggest_memory_format();
+    if (f == c10::MemoryFormat::Contiguous || (format && *format != f)) return c10::MemoryFormat::Contiguous;
+    format = f;
+  }
+  return *format;
+}
 
 CatPlan plan_cat(const at::ITensorListRef& tensors, int64_t dim) {
   auto materialized = tensors.materialize();
@@ -38,6 +53,7 @@ CatPlan plan_cat(const at::ITensorListRef& tensors, int64_t dim) {
                 ") cannot be concatenated");
   }
   plan.dim = at::legacy_cat_wrap_dim(dim, materialized);
+  plan.format = common_memory_format(materialized);
   const at::Tensor* first = nullptr;
   for (size_t i = 0; i < materialized.size(); ++i) {
     const at::Tensor& t = materialized[i];
@@ -70,16 +86,18 @@ LoweringBody cat_body(int64_t dim, ElementType out) {
 at::Tensor cat(const at::ITensorListRef& tensors, int64_t dim) {
   CatPlan plan = plan_cat(tensors, dim);
   const at::Tensor& any = *tensors.begin();
-  if (plan.parts.empty()) return at::empty(plan.shape, any.options().dtype(plan.dtype));
+  if (plan.parts.empty()) return at::empty(plan.shape, any.options().dtype(plan.dtype), plan.format);
   const ElementType out = to_element_type(plan.dtype, "aten::cat");
-  return run_op(cat_call(plan, out), cat_body(plan.dim, out)).at(0);
+  return in_memory_format(run_op(cat_call(plan, out), cat_body(plan.dim, out)).at(0), plan.format);
 }
 
 at::Tensor& cat_out(const at::ITensorListRef& tensors, int64_t dim, at::Tensor& out) {
   CatPlan plan = plan_cat(tensors, dim);
   TORCH_CHECK_TYPE(c10::canCast(plan.dtype, out.scalar_type()),
                    "torch.cat(): input types can't be cast to the desired output type ", out.scalar_type());
-  at::native::resize_output(out, plan.shape);
+  if (at::native::resize_output(out, plan.shape) && plan.format != c10::MemoryFormat::Contiguous) {
+    out.resize_(plan.shape, plan.format);
+  }
   if (plan.parts.empty()) return out;
   const ElementType type = to_element_type(plan.dtype, "aten::cat");
   run_op_into(cat_call(plan, type), cat_body(plan.dim, type), out);

@@ -51,13 +51,18 @@ at::Tensor in_layout_of(const at::Tensor& t, const at::Tensor& like) {
   return with_strides(t, strides);
 }
 
-at::Tensor in_memory_format_of(const at::Tensor& t, const at::Tensor& like) {
-  if (t.dim() != like.dim()) return t;
-  switch (like.suggest_memory_format()) {
-    case c10::MemoryFormat::ChannelsLast: return with_strides(t, c10::get_channels_last_strides_2d(t.sizes()));
-    case c10::MemoryFormat::ChannelsLast3d: return with_strides(t, c10::get_channels_last_strides_3d(t.sizes()));
-    default: return t;
+at::Tensor in_memory_format(const at::Tensor& t, c10::MemoryFormat format) {
+  if (format == c10::MemoryFormat::ChannelsLast && t.dim() == 4) {
+    return with_strides(t, c10::get_channels_last_strides_2d(t.sizes()));
   }
+  if (format == c10::MemoryFormat::ChannelsLast3d && t.dim() == 5) {
+    return with_strides(t, c10::get_channels_last_strides_3d(t.sizes()));
+  }
+  return t;
+}
+
+at::Tensor in_memory_format_of(const at::Tensor& t, const at::Tensor& like) {
+  return t.dim() == like.dim() ? in_memory_format(t, like.suggest_memory_format()) : t;
 }
 
 std::optional<std::vector<int64_t>> iterator_strides(c10::IntArrayRef sizes, c10::ScalarType dtype,

@@ -33,6 +33,10 @@ at::Tensor column_major(const at::Tensor& t);
 // alloc_with_matching_layout).
 at::Tensor in_layout_of(const at::Tensor& t, const at::Tensor& like);
 
+// `t` in `format` (channels_last for a 4-D t, channels_last_3d for a 5-D
+// one); `t` itself for any other format or rank.
+at::Tensor in_memory_format(const at::Tensor& t, c10::MemoryFormat format);
+
 // `t` in the memory format `like` suggests (channels_last for an NHWC 4-D
 // tensor, channels_last_3d for a 5-D one), as CPU's pooling and
 // resampling kernels and their shape functions allocate results; `t`
