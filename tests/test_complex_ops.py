@@ -55,6 +55,62 @@ def test_complex_special_values(op):
     assert_same(getattr(torch, op), special(torch.complex64))
 
 
+# Values where XLA's own complex lowerings fell short of CPU: tiny and huge
+# imaginary parts (sin(1e-20i), cosh(y) overflowing beside a zero), and
+# signed zeros on the branch cuts (sqrt(-4 - 0i) is -2i).
+EDGES = [complex(0, 1e-20), complex(0, 1e-3), complex(1, 1e-4), complex(3e-5, 0), complex(0, 100), complex(0, -100),
+         complex(1e-8, 1e-8), complex(2, 3), complex(-4, 0), complex(-4, -0.0), complex(2.5, 0), complex(2.5, -0.0),
+         complex(-2.5, 0), complex(-2.5, -0.0), complex(0, 2.5), complex(-0.0, 2.5), complex(-0.0, -2.5),
+         complex(0.3, -0.7), complex(-0.3, 0.7), complex(1e-5, 1e-5)]
+
+
+@pytest.mark.parametrize("op", ["sin", "cos", "sinh", "cosh", "sinc", "sqrt", "asin", "acos", "asinh", "acosh",
+                                "atan", "atanh"])
+@pytest.mark.parametrize("dtype", COMPLEX, ids=str)
+def test_complex_functions_at_small_parts_and_branch_cuts(op, dtype):
+    x = torch.tensor(EDGES, dtype=dtype)
+    torch.testing.assert_close(getattr(torch, op)(to_tpu(x)).cpu(), getattr(torch, op)(x), rtol=2e-6, atol=1e-30,
+                               equal_nan=True)
+
+
+def test_complex_overflow_keeps_a_zero_imaginary_part():
+    x = torch.tensor([1000 + 0j, 3 + 4j, -1000 + 0j])
+    assert_same(torch.exp2, x)
+    assert_same(lambda z: z ** 2.5, torch.tensor([1e20 + 0j, 2 + 0j, -3 + 0j]))
+
+
+def test_complex_cholesky_reads_the_real_part_of_the_diagonal():
+    a = torch.tensor([[4 + 1j, 0j], [0j, 1 + 0j]])
+    torch.testing.assert_close(torch.linalg.cholesky(to_tpu(a)).cpu(), torch.linalg.cholesky(a))
+
+
+@pytest.mark.parametrize("op", ["mm", "addmm", "bmm"])
+def test_products_into_a_conjugated_out(op):
+    a, b = make((2, 3), torch.complex64, 1), make((3, 2), torch.complex64, 2)
+    args = {"mm": (a, b), "addmm": (make((2, 2), torch.complex64, 3), a, b), "bmm": (a[None], b[None])}[op]
+    want = torch.zeros(1, 2, 2, dtype=torch.complex64)[0 if op != "bmm" else slice(None)]
+    got = to_tpu(want.clone())
+    getattr(torch, op)(*args, out=want.conj())
+    getattr(torch, op)(*to_tpu(args), out=got.conj())
+    torch.testing.assert_close(got.cpu(), want)
+
+
+@pytest.mark.parametrize("fn, error, message", [
+    (lambda z: torch.div(z, 1, rounding_mode="trunc"), NotImplementedError, "div_trunc_cpu"),
+    (lambda z: torch.div(z, 1, rounding_mode="floor"), NotImplementedError, "div_floor_cpu"),
+    (lambda z: torch.fmax(z, z), RuntimeError, "fmax not implemented for complex tensors"),
+    (lambda z: torch.heaviside(z, z), RuntimeError, "heaviside is not yet implemented for complex tensors"),
+    (lambda z: torch.histc(z), NotImplementedError, "aminmax_cpu"),
+    (lambda z: torch.zeros_like(z).scatter_reduce(0, torch.zeros(4, dtype=torch.long, device=z.device), z, "amax"),
+     NotImplementedError, "scatter_gather_tensor_cpu_reduce_amax"),
+])
+def test_complex_refusals_as_on_cpu(fn, error, message):
+    z = make((4,), torch.complex64)
+    for x in (z, to_tpu(z)):
+        with pytest.raises(error, match=message):
+            fn(x)
+
+
 @pytest.mark.parametrize("op", PREDICATES + ["abs", "angle"])
 def test_complex_predicates_and_real_results(op):
     assert_same(getattr(torch, op), make((3, 4), torch.complex64, 1))

@@ -155,3 +155,35 @@ def test_assert_async_raises_at_the_next_sync():
         torch.ones(1, device=TPU).item()
     for bad in (torch.tensor([1, 1]), torch.tensor([])):
         raises_like_cpu(torch._assert_async, bad, match="Boolean value of Tensor")
+
+
+@pytest.mark.parametrize("fn", [
+    lambda: torch.arange(3.0)[torch.tensor([2, 0], device="tpu")],
+    lambda: F.nll_loss(torch.randn(4, 3, device="tpu").log_softmax(1), torch.tensor([0, 1, 2, 0])),
+    lambda: torch.arange(3.0).index_select(0, torch.tensor([1], device="tpu")),
+], ids=["cpu_self_tpu_index", "cpu_target", "index_select"])
+def test_tensors_on_cpu_beside_tpu_ones_are_named(fn):
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device.*tpu and cpu"):
+        fn()
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x, out: torch.sort(x, 0, out=out),
+    lambda x, out: torch.topk(x, 2, 0, out=out),
+    lambda x, out: torch.max(x, 0, out=out),
+    lambda x, out: torch.cummax(x, 0, out=out),
+], ids=["sort", "topk", "max", "cummax"])
+def test_out_tensors_on_another_device_are_refused(fn):
+    x = torch.randn(4, 3, device="tpu")
+    with pytest.raises(RuntimeError, match="Expected out tensor to have device tpu:0, but got cpu"):
+        fn(x, (torch.empty(0), torch.empty(0, dtype=torch.long)))
+    with pytest.raises(RuntimeError, match="Expected out tensor to have device tpu:0, but got cpu"):
+        fn(x, (torch.empty(0, device="tpu"), torch.empty(0, dtype=torch.long)))
+
+
+@pytest.mark.parametrize("dst, src", [((3, 4), (2, 4)), ((3, 4), (2, 3, 4)), ((0, 4), (2, 4))])
+def test_copy_of_a_shape_that_does_not_broadcast(dst, src):
+    raises_like_cpu(lambda d, s: d.copy_(s), torch.zeros(dst), torch.ones(src),
+                    match="must match the size|doesn't match the broadcast shape")
+    with pytest.raises(RuntimeError, match="must match the size|doesn't match the broadcast shape"):
+        torch.zeros(dst, device="tpu").copy_(torch.ones(src))  # from the host

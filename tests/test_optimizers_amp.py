@@ -560,3 +560,74 @@ def test_linalg_vector_norm():
     torch.linalg.vector_norm(xc).backward()
     torch.linalg.vector_norm(xt).backward()
     torch.testing.assert_close(xt.grad.cpu(), xc.grad)
+
+
+def test_a_narrowing_norm_dtype_is_refused_as_on_cpu():
+    x = torch.tensor([3.0, 4.0], dtype=torch.float64)
+    for t in (x, to_tpu(x)):
+        with pytest.raises(RuntimeError, match="should be convertible without narrowing"):
+            torch.linalg.vector_norm(t, dtype=torch.float32)
+        with pytest.raises(RuntimeError, match="should be convertible without narrowing"):
+            torch._foreach_norm([t], 2, dtype=torch.float32)
+
+
+def test_fused_steps_of_double_parameters_keep_double_precision():
+    """CPU's fused kernels compute a float64 parameter's lr, betas and bias
+    corrections in double; rounding them to float32 moved the parameter by
+    about 1e-8 relative per step."""
+    results = []
+    for device in ("cpu", "tpu"):
+        p = torch.nn.Parameter(torch.ones(3, dtype=torch.float64, device=device))
+        q = torch.nn.Parameter(torch.ones(3, dtype=torch.float64, device=device))
+        adam = torch.optim.Adam([p], lr=1e-3, fused=True)
+        sgd = torch.optim.SGD([q], lr=0.1, momentum=0.9, fused=True)
+        for _ in range(3):
+            p.grad, q.grad = torch.ones_like(p), torch.ones_like(q)
+            adam.step()
+            sgd.step()
+        results.append((p.detach().cpu(), q.detach().cpu()))
+    for got, want in zip(results[1], results[0]):
+        torch.testing.assert_close(got, want, rtol=1e-15, atol=0)
+
+
+def test_fused_sgd_first_step_with_found_inf_keeps_the_buffers():
+    outs = []
+    for device in ("cpu", "tpu"):
+        p, g, buf = torch.ones(3, device=device), torch.ones(3, device=device), torch.full((3,), 7.0, device=device)
+        torch._fused_sgd_([p], [g], [buf], weight_decay=0.0, momentum=0.9, lr=0.1, dampening=0.0, nesterov=False,
+                          maximize=False, is_first_step=True, found_inf=torch.tensor(1.0, device=device))
+        outs.append((p.cpu(), buf.cpu()))
+    for got, want in zip(outs[1], outs[0]):
+        torch.testing.assert_close(got, want)
+
+
+@pytest.mark.parametrize("views", ["whole_and_view", "overlapping_slices", "disjoint_slices"])
+def test_foreach_in_place_on_views_of_one_tensor(views):
+    """Destinations that share memory are updated one after another, as on
+    CPU; disjoint views of one buffer still run as one program."""
+    def run(device):
+        x = torch.arange(8.0, device=device)
+        dsts = {"whole_and_view": [x, x.view(2, 4)], "overlapping_slices": [x[:4], x[2:6]],
+                "disjoint_slices": [x[:4], x[4:]]}[views]
+        torch._foreach_add_(dsts, 1.0)
+        torch._foreach_mul_(dsts, [torch.full_like(d, 2.0) for d in dsts])
+        torch._foreach_copy_(dsts, [torch.full_like(d, float(i)) for i, d in enumerate(dsts)])
+        return x.cpu()
+    torch.testing.assert_close(run("tpu"), run("cpu"))
+
+
+def test_foreach_results_keep_their_inputs_layout():
+    xs = [torch.randn(2, 3, 4, 5).contiguous(memory_format=torch.channels_last), torch.randn(4, 3).t()]
+    want = torch._foreach_add(xs, 1.0)
+    got = torch._foreach_add(to_tpu(xs), 1.0)
+    assert [t.stride() for t in got] == [t.stride() for t in want]
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g.cpu(), w)
+
+
+def test_amp_unscale_of_integer_gradients_is_refused_as_on_cpu():
+    for device in ("cpu", "tpu"):
+        with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
+            torch._amp_foreach_non_finite_check_and_unscale_([torch.ones(2, dtype=torch.long, device=device)],
+                                                             torch.zeros(1, device=device),
+                                                             torch.ones(1, device=device))

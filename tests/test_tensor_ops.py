@@ -282,3 +282,23 @@ def test_arange_forms():
         torch.testing.assert_close(torch.arange(*args, device="tpu").cpu(), torch.arange(*args))
     with pytest.raises(RuntimeError):
         torch.arange(0, 5, 0, device="tpu")
+
+
+@pytest.mark.parametrize("make", [
+    lambda d: torch.empty(3, device=d),
+    lambda d: torch.empty(3, dtype=torch.long, device=d),
+    lambda d: torch.empty_strided((2, 2), (1, 2), dtype=torch.int8, device=d),
+    lambda d: torch.empty(2, dtype=torch.complex64, device=d),
+    lambda d: torch.empty(2, dtype=torch.bool, device=d),
+    lambda d: torch.ones(2, device=d).resize_(4),
+], ids=["float", "long", "strided_int8", "complex", "bool", "resize"])
+def test_deterministic_mode_fills_new_memory_as_cpu(make):
+    """torch.use_deterministic_algorithms fills uninitialized memory with NaN
+    (floats) or the largest value (integers) on CPU and CUDA, so a read of
+    memory nobody wrote shows."""
+    torch.use_deterministic_algorithms(True)
+    try:
+        want, got = make("cpu"), make("tpu").cpu()
+    finally:
+        torch.use_deterministic_algorithms(False)
+    torch.testing.assert_close(got, want, equal_nan=True)

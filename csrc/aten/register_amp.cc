@@ -43,8 +43,9 @@ void non_finite_check_and_unscale_(at::TensorList grads, at::Tensor& found_inf, 
   for (const at::Tensor& g : grads) {
     TORCH_CHECK(g.defined() && g.device() == found_inf.device(),
                 "Expected all tensors to be on the same device (scaled gradients, found_inf, inv_scale)");
-    TORCH_CHECK(c10::isFloatingType(g.scalar_type()), "_amp_foreach_non_finite_check_and_unscale_: the scaled "
-                "gradients must be floating point tensors, got ", g.scalar_type());
+    TORCH_CHECK_NOT_IMPLEMENTED(c10::isFloatingType(g.scalar_type()),
+                                "\"_amp_foreach_non_finite_check_and_unscale_\" not implemented for '",
+                                g.scalar_type(), "'");
     call.tensors.push_back(g);
     dsts.push_back(g);
   }

@@ -100,7 +100,8 @@ Prepared prepare(Binary op, const at::Tensor& self, const at::Tensor& other,
     p.has_alpha = true;
   }
   if ((wide_scalars && p.other.scalar) || (reduced && p.has_alpha)) p.compute = ElementType::kF32;
-  if (op == Binary::kDiv && mode != ops::RoundingMode::kTrue && dtype == c10::ScalarType::Bool) {
+  if (op == Binary::kDiv && mode != ops::RoundingMode::kTrue &&
+      (dtype == c10::ScalarType::Bool || c10::isComplexType(dtype))) {
     not_implemented_for(mode == ops::RoundingMode::kFloor ? "div_floor_cpu" : "div_trunc_cpu", dtype);
   }
   // Integer division by zero (trunc / floor) raises as on CPU: at once for a

@@ -196,8 +196,10 @@ Tensor& tpu_renorm_out(const Tensor& self, const c10::Scalar& p, int64_t dim, co
 Tensor tpu_histc(const Tensor& self, int64_t bins, const c10::Scalar& min, const c10::Scalar& max) {
   TORCH_CHECK(bins > 0, "torch.histc(): bins must be > 0, but got ", bins, " for dimension 0");
   const bool integral = c10::isIntegralType(self.scalar_type(), /*includeBool=*/false);
-  TORCH_CHECK(c10::isFloatingType(self.scalar_type()) || integral, "\"histogram_cpu\" not implemented for '",
-              self.scalar_type(), "'");
+  // CPU's kernels' messages (the range of a complex input fails first).
+  TORCH_CHECK_NOT_IMPLEMENTED(c10::isFloatingType(self.scalar_type()) || integral, "\"",
+                              c10::isComplexType(self.scalar_type()) ? "aminmax_cpu" : "histogram_cpu",
+                              "\" not implemented for '", self.scalar_type(), "'");
   double lo_v = min.toDouble(), hi_v = max.toDouble();
   TORCH_CHECK(lo_v <= hi_v, "torch.histc: max must be larger than min");
   TORCH_CHECK(std::isfinite(lo_v) && std::isfinite(hi_v), "torch.histc: range of [", lo_v, ", ", hi_v,

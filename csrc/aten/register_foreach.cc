@@ -41,6 +41,7 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -52,6 +53,7 @@
 #include "aten/dtypes.h"
 #include "aten/elementwise_args.h"
 #include "aten/op_runner.h"
+#include "aten/result_layout.h"
 #include "ops/broadcast.h"
 #include "ops/optim/foreach.h"
 
@@ -303,24 +305,55 @@ std::vector<at::Tensor> run_elements(const Spec& spec, const std::vector<Element
     for (size_t i : indices) group.push_back(&elements[i]);
     auto outs = run_group(spec, group, inplace);
     if (!inplace) {
-      for (size_t j = 0; j < indices.size(); ++j) results[indices[j]] = outs.at(j);
+      for (size_t j = 0; j < indices.size(); ++j) {
+        // As each op alone would lay it out (x + 1 of a transposed x is transposed).
+        std::vector<TensorArg> inputs;
+        for (const Arg& a : elements[indices[j]].args) {
+          if (!a.is_scalar) inputs.push_back(TensorArg::borrowed(*a.tensor));
+        }
+        results[indices[j]] = in_iterator_layout(outs.at(j), inputs);
+      }
     }
   }
   return results;
 }
 
-// In-place: every result casts to its destination and no destination
-// appears twice (a list naming one tensor twice updates it twice, op by op).
+// Whether the destinations' memory spans are disjoint. One program reads
+// every input before it writes any output, so destinations that share
+// memory (x and x.view(2, 4), or one tensor named twice) go op by op, as CPU
+// updates them. Views of one flat buffer side by side stay one program.
+bool disjoint_destinations(TensorList self) {
+  struct Span {
+    const void* storage;
+    int64_t begin, end;  // bytes
+  };
+  std::vector<Span> spans;
+  for (const at::Tensor& t : self) {
+    if (t.numel() == 0) continue;
+    int64_t extent = 1;
+    for (int64_t d = 0; d < t.dim(); ++d) extent += (t.size(d) - 1) * std::abs(t.stride(d));
+    const int64_t begin = t.storage_offset() * static_cast<int64_t>(t.itemsize());
+    spans.push_back({t.storage().unsafeGetStorageImpl(), begin, begin + extent * static_cast<int64_t>(t.itemsize())});
+  }
+  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
+    return a.storage != b.storage ? std::less<const void*>()(a.storage, b.storage) : a.begin < b.begin;
+  });
+  for (size_t i = 1; i < spans.size(); ++i) {
+    if (spans[i].storage == spans[i - 1].storage && spans[i].begin < spans[i - 1].end) return false;
+  }
+  return true;
+}
+
+// In-place: every result casts to its destination and the destinations do
+// not overlap.
 bool prepare_inplace(std::vector<Element>& elements, TensorList self) {
-  std::unordered_set<const c10::TensorImpl*> seen;
   for (size_t i = 0; i < elements.size(); ++i) {
     Element& e = elements[i];
     e.dst = &self[i];
     if (!c10::canCast(e.out, self[i].scalar_type())) return false;
     if (self[i].sizes() != c10::IntArrayRef(e.dims)) return false;
-    if (!seen.insert(self[i].unsafeGetTensorImpl()).second) return false;
   }
-  return true;
+  return disjoint_destinations(self);
 }
 
 // ---- result dtypes per op --------------------------------------------------------------------
@@ -682,9 +715,8 @@ void zero_(TensorList self) {
 }
 
 void copy_(TensorList self, TensorList src, bool non_blocking) {
-  bool ok = !self.empty() && self.size() == src.size();
+  bool ok = !self.empty() && self.size() == src.size() && disjoint_destinations(self);
   std::vector<Element> elements(ok ? self.size() : 0);
-  std::unordered_set<const c10::TensorImpl*> seen;
   for (size_t i = 0; ok && i < self.size(); ++i) {
     const at::Tensor& d = self[i];
     const at::Tensor& s = src[i];
@@ -692,7 +724,7 @@ void copy_(TensorList self, TensorList src, bool non_blocking) {
       return has_element_type(t.scalar_type()) && !c10::isComplexType(t.scalar_type());
     };
     ok = is_tpu(d) && is_tpu(s) && d.device() == s.device() && plain(d) && plain(s) && d.sizes() == s.sizes() &&
-         seen.insert(d.unsafeGetTensorImpl()).second && !s.is_alias_of(d);
+         !s.is_alias_of(d);
     if (!ok) break;
     Element& e = elements[i];
     Arg a;
@@ -721,7 +753,8 @@ std::vector<at::Tensor> norm(TensorList self, const c10::Scalar& ord, std::optio
     const at::Tensor& t = self[i];
     ok = is_tpu(t) && c10::isFloatingType(t.scalar_type()) && plain_dtype(t.scalar_type()) &&
          !(std::isinf(p) && t.numel() == 0);
-    if (dtype) ok = ok && c10::canCast(t.scalar_type(), *dtype);
+    // A narrowing dtype takes the slow path, where vector_norm refuses it.
+    if (dtype) ok = ok && c10::promoteTypes(t.scalar_type(), *dtype) == *dtype;
     if (ok) by_device[t.device().index()].push_back(i);
   }
   if (!ok) return at::native::foreach_tensor_norm_slow(self, ord, dtype);
@@ -773,6 +806,9 @@ VectorNorm vector_norm_call(const at::Tensor& self, const c10::Scalar& ord, at::
   } else if (dtype) {
     TORCH_CHECK(c10::isFloatingType(*dtype), "linalg.vector_norm: dtype should be floating point, got ", *dtype);
   }
+  TORCH_CHECK(!dtype || c10::promoteTypes(self.scalar_type(), *dtype) == *dtype,
+              "linalg.vector_norm: the dtype of the input (", self.scalar_type(),
+              ") should be convertible without narrowing to the specified dtype (", *dtype, ")");
   const double p = ord.toDouble();
   const ScalarType target = dtype.value_or(self.scalar_type());
   VectorNorm v{OpCall{name, "", {self}, {}}, p, {}, keepdim, to_element_type(c10::toRealValueType(target), name), {},

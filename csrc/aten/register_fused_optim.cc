@@ -24,16 +24,24 @@ namespace {
 using at::TensorList;
 
 // Builds a call whose small inputs (0-dim tensors on tpu or CPU, numbers)
-// are all f32: tpu tensors become operands, the rest runtime scalars.
+// are f32, or f64 when a parameter is float64 (as CPU's kernels compute a
+// double parameter's step in double): tpu tensors become operands, the rest
+// runtime scalars.
 struct Call {
   OpCall op;
-  explicit Call(const char* name) : op{name, "", {}, {}} {}
+  ElementType scalar_type = ElementType::kF32;
+  Call(const char* name, TensorList params) : op{name, "", {}, {}} {
+    for (const at::Tensor& p : params) {
+      if (p.scalar_type() == c10::kDouble) scalar_type = ElementType::kF64;
+    }
+    op.attributes.push_back(static_cast<char>(scalar_type));
+  }
 
-  ArgSlot tensor(const at::Tensor& t) { return slot(add_arg(op, t, ElementType::kF32)); }
+  ArgSlot tensor(const at::Tensor& t) { return slot(add_arg(op, t, scalar_type)); }
   // A temporary (a 1-element tensor reshaped to 0-dim) is kept by the call.
-  ArgSlot tensor(at::Tensor&& t) { return slot(add_arg(op, std::move(t), ElementType::kF32)); }
+  ArgSlot tensor(at::Tensor&& t) { return slot(add_arg(op, std::move(t), scalar_type)); }
   ArgSlot number(double v) {
-    op.scalars.push_back({ElementType::kF32, v});
+    op.scalars.push_back({scalar_type, v});
     op.attributes.push_back('n');
     return {true, op.scalars.size() - 1};
   }
@@ -113,7 +121,7 @@ void fused_adam(const char* name, bool adamw, TensorList params, TensorList grad
   TORCH_CHECK(state_steps.size() == params.size(), name, ": expected one step per parameter");
   for (const at::Tensor& s : state_steps) TORCH_CHECK(s.numel() == 1, name, ": a state step must have one element");
 
-  Call c(name);
+  Call c(name, params);
   ops::AdamOptions o;
   o.amsgrad = amsgrad;
   o.maximize = maximize;
@@ -202,7 +210,7 @@ void fused_sgd(TensorList params, TensorList grads, TensorList momentum_buffers,
   check_list(name, "grads", params, grads);
   const bool use_momentum = momentum != 0;
   if (use_momentum) check_list(name, "momentum_buffer_list", params, momentum_buffers);
-  Call c(name);
+  Call c(name, params);
   ops::SgdOptions o;
   o.maximize = maximize;
   o.nesterov = nesterov;
@@ -226,8 +234,9 @@ void fused_sgd(TensorList params, TensorList grads, TensorList momentum_buffers,
   std::vector<at::Tensor> dsts;
   for (size_t i = 0; i < params.size(); ++i) {
     Slots s{c.tensor(params[i]), c.tensor(grads[i]), std::nullopt};
-    // A first step overwrites the (uninitialized) buffer without reading it.
-    if (use_momentum && !is_first_step) s.buf = c.tensor(momentum_buffers[i]);
+    // A first step overwrites the (uninitialized) buffer without reading it,
+    // unless found_inf may keep it as it was.
+    if (use_momentum && (!is_first_step || fi)) s.buf = c.tensor(momentum_buffers[i]);
     slots.push_back(s);
     dsts.push_back(params[i]);
     if (gs) dsts.push_back(grads[i]);
@@ -240,8 +249,7 @@ void fused_sgd(TensorList params, TensorList grads, TensorList momentum_buffers,
     std::vector<hlo::Value> out;
     for (const Slots& e : slots) {
       hlo::Value p = e.p.pick(t, s);
-      // The first step's "previous buffer" only matters when found_inf
-      // keeps it: then it is the parameter-shaped zeros it reads as.
+      // The first step's previous buffer is read only for found_inf to keep.
       std::optional<hlo::Value> buf = pick(e.buf, t, s);
       if (o.momentum && !buf) buf = b.constant_splat(0, p.type());
       auto r = ops::lower_sgd_step(b, o, scalars, amp, p, e.g.pick(t, s), buf);
@@ -281,7 +289,7 @@ void fused_adagrad(TensorList params, TensorList grads, TensorList state_sums, T
   check_list(name, "state_sums", params, state_sums);
   TORCH_CHECK(state_steps.size() == params.size(), name, ": expected one step per parameter");
   for (const at::Tensor& s : state_steps) TORCH_CHECK(s.numel() == 1, name, ": a state step must have one element");
-  Call c(name);
+  Call c(name, params);
   ops::AdagradOptions o;
   o.maximize = maximize;
   o.weight_decay = weight_decay != 0;

@@ -110,6 +110,10 @@ at::Tensor scatter_any(const char* name, const char* method, const at::Tensor& s
   at::native::scatter_gather_dtype_check(method, self, index,
                                          has_src ? std::optional<at::Tensor>(src) : std::nullopt);
   at::native::scatter_shape_check(self, dim, index, has_src ? std::optional<at::Tensor>(src) : std::nullopt);
+  TORCH_CHECK_NOT_IMPLEMENTED(!c10::isComplexType(self.scalar_type()) ||
+                                  (kind != ScatterKind::kMax && kind != ScatterKind::kMin),
+                              "\"scatter_gather_tensor_cpu_reduce_", kind == ScatterKind::kMax ? "amax" : "amin",
+                              "\" not implemented for '", self.scalar_type(), "'");
   const ElementType type = to_element_type(self.scalar_type(), name);
   std::string key;
   append_int(key, dim);

@@ -92,6 +92,13 @@ at::Tensor& run_into(const ProductCall& p, at::Tensor& out, c10::IntArrayRef sha
   TORCH_CHECK(out.scalar_type() == dtype, "Expected out tensor to have dtype ", c10::scalarTypeToTypeMeta(dtype),
               ", but got ", out.dtype(), " instead");
   at::native::resize_output(out, shape);
+  if (out.is_conj() || out.is_neg()) {
+    // These ops skip ATen's conjugate fallback (CPU's BLAS reads the bits
+    // itself): a lazily conjugated / negated out takes the value through
+    // copy_, which writes its storage through the bit.
+    out.copy_(run(p));
+    return out;
+  }
   run_op_into(p.call, p.body, out);
   return out;
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ops/broadcast.h"
+#include "ops/elementwise/complex_math.h"
 #include "ops/elementwise/unary.h"
 
 namespace torch_tpu::ops {
@@ -400,17 +401,24 @@ hlo::Value bessel_y(hlo::Builder& b, const hlo::Value& x, int n) {
   return b.select(is_nan(b, x), x, result);
 }
 
+// An inverse trigonometric / hyperbolic function; complex arguments go
+// through their symmetries so a signed zero picks its side of a branch cut.
+hlo::Value inverse(hlo::Builder& b, const char* name, const hlo::Value& x, bool odd) {
+  if (!is_complex(x.dtype())) return b.unary(name, x);
+  return by_symmetry(b, x, odd, [&](const hlo::Value& z) { return b.unary(name, z); });
+}
+
 hlo::Value special(hlo::Builder& b, SpecialOp op, const hlo::Value& x) {
   switch (op) {
-    case SpecialOp::kAsin: return b.unary("chlo.asin", x);
-    case SpecialOp::kAcos: return b.unary("chlo.acos", x);
-    case SpecialOp::kAtan: return b.unary("chlo.atan", x);
-    case SpecialOp::kSinh: return b.unary("chlo.sinh", x);
-    case SpecialOp::kCosh: return b.unary("chlo.cosh", x);
-    case SpecialOp::kAsinh: return b.unary("chlo.asinh", x);
-    case SpecialOp::kAcosh: return b.unary("chlo.acosh", x);
-    case SpecialOp::kAtanh: return b.unary("chlo.atanh", x);
-    case SpecialOp::kExp2: return b.power(k(b, 2, x), x);
+    case SpecialOp::kAsin: return inverse(b, "chlo.asin", x, true);
+    case SpecialOp::kAcos: return inverse(b, "chlo.acos", x, false);
+    case SpecialOp::kAtan: return inverse(b, "chlo.atan", x, true);
+    case SpecialOp::kSinh: return is_complex(x.dtype()) ? complex_sinh(b, x) : b.unary("chlo.sinh", x);
+    case SpecialOp::kCosh: return is_complex(x.dtype()) ? complex_cosh(b, x) : b.unary("chlo.cosh", x);
+    case SpecialOp::kAsinh: return inverse(b, "chlo.asinh", x, true);
+    case SpecialOp::kAcosh: return inverse(b, "chlo.acosh", x, false);
+    case SpecialOp::kAtanh: return inverse(b, "chlo.atanh", x, true);
+    case SpecialOp::kExp2: return is_complex(x.dtype()) ? complex_exp2(b, x) : b.power(k(b, 2, x), x);
     case SpecialOp::kErfc: return b.unary("chlo.erfc", x);
     case SpecialOp::kLgamma: return lgamma(b, x);
     case SpecialOp::kDigamma: return digamma(b, x);
@@ -433,6 +441,11 @@ hlo::Value special(hlo::Builder& b, SpecialOp op, const hlo::Value& x) {
     case SpecialOp::kBesselY0: return bessel_y(b, x, 0);
     case SpecialOp::kBesselY1: return bessel_y(b, x, 1);
     case SpecialOp::kSinc: {
+      if (is_complex(x.dtype())) {
+        const hlo::Value re = b.real(x), im = b.imag(x), pi = k(b, kPi, re);
+        const hlo::Value p = b.complex(b.multiply(re, pi), b.multiply(im, pi));
+        return b.select(b.compare(x, k(b, 0, x), "EQ"), k(b, 1, x), b.divide(complex_sin(b, p), p));
+      }
       hlo::Value p = b.multiply(x, k(b, kPi, x));
       return b.select(b.compare(x, k(b, 0, x), "EQ"), k(b, 1, x), b.divide(b.sine(p), p));
     }

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "ops/broadcast.h"
+#include "ops/elementwise/complex_math.h"
 
 namespace torch_tpu::ops {
 
@@ -78,10 +79,12 @@ hlo::Value float_op(hlo::Builder& b, UnaryOp op, const hlo::Value& x) {
     // keeps exact powers of the base exact.
     case UnaryOp::kLog2: return divide_by_real(b, b.log(x), std::log(2.0));
     case UnaryOp::kLog10: return divide_by_real(b, b.log(x), std::log(10.0));
-    case UnaryOp::kSqrt: return b.sqrt(x);
+    case UnaryOp::kSqrt:
+      if (is_complex(x.dtype())) return by_symmetry(b, x, false, [&](const hlo::Value& z) { return b.sqrt(z); });
+      return b.sqrt(x);
     case UnaryOp::kRsqrt: return b.rsqrt(x);
-    case UnaryOp::kSin: return b.sine(x);
-    case UnaryOp::kCos: return b.cosine(x);
+    case UnaryOp::kSin: return is_complex(x.dtype()) ? complex_sin(b, x) : b.sine(x);
+    case UnaryOp::kCos: return is_complex(x.dtype()) ? complex_cos(b, x) : b.cosine(x);
     case UnaryOp::kTan: return b.tan(x);
     case UnaryOp::kTanh: return b.tanh(x);
     case UnaryOp::kSigmoid: return b.logistic(x);
@@ -225,6 +228,12 @@ hlo::Value lower_pow(hlo::Builder& b, const hlo::Value& x, const hlo::Value& y, 
     };
     hlo::Value zero_base = is_zero(base);
     hlo::Value r = b.power(base, exponent);
+    // A positive real base to a real power is the real power: XLA's complex
+    // one gives inf + NaN i where that overflows (C gives inf + 0i).
+    hlo::Value real_base = b.real(base), real_exponent = b.real(exponent);
+    hlo::Value both_real = b.and_(b.and_(b.compare(b.imag(base), zero, "EQ"), b.compare(b.imag(exponent), zero, "EQ")),
+                                  b.compare(real_base, zero, "GT"));
+    r = b.select(both_real, b.complex(b.power(real_base, real_exponent), zero), r);
     r = b.select(b.and_(zero_base, b.compare(b.real(exponent), zero, "GT")), splat_like(b, 0, r), r);
     return convert_to(b, b.select(b.and_(zero_base, is_zero(exponent)), splat_like(b, 1, r), r), out);
   }

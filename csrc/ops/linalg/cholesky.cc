@@ -84,7 +84,14 @@ std::pair<hlo::Value, hlo::Value> lower_cholesky_ex(hlo::Builder& b, const hlo::
   const std::vector<int64_t> batch = matrix::batch_dims(input);
   // The upper factor reads the upper triangle, as LAPACK's uplo = 'U' does:
   // it is the lower factor of A^H (whose lower triangle that is), transposed.
-  const hlo::Value a = upper ? matrix::transpose(b, input, true) : input;
+  hlo::Value a = upper ? matrix::transpose(b, input, true) : input;
+  if (is_complex(a.dtype()) && !is_empty(a)) {
+    // LAPACK reads only the real part of the diagonal (a Hermitian
+    // matrix's is real); XLA would carry an imaginary part into the factor.
+    const hlo::Value re = b.real(a), zero = b.constant_splat(0, re.type());
+    const hlo::Value on_diagonal = b.compare(matrix::identity(b, re.dtype(), re.dims()), zero, "NE");
+    a = b.select(on_diagonal, b.complex(re, zero), a);
+  }
   if (is_empty(a)) {
     return {b.constant_splat(0, a.type()), b.constant_splat(0, hlo::TensorType(ElementType::kS32, batch))};
   }

@@ -17,6 +17,10 @@ Value constant(hlo::Builder& b, double v, ElementType type) {
   return b.constant_splat(v, hlo::TensorType::scalar(type));
 }
 
+// The type of the per-step factors (bias corrections, decayed lr): f64 for
+// a double parameter, as CPU's kernels compute them, else f32.
+ElementType factor_type(ElementType c) { return c == ElementType::kF64 ? ElementType::kF64 : ElementType::kF32; }
+
 // The gradient in `c`, unscaled when a grad scale is given.
 Value unscaled(hlo::Builder& b, const Value& grad, const AmpInputs& amp, ElementType c) {
   Value g = convert_to(b, grad, c);
@@ -46,8 +50,8 @@ std::vector<Value> lower_adam_step(hlo::Builder& b, const AdamOptions& o, const 
                                    const std::optional<Value>& max_exp_avg_sq, const Value& step) {
   const ElementType c = accumulation_type(param.dtype());
   // Per-step factors, computed once on the 0-dim values.
-  auto sc = [&](const Value& v) { return convert_to(b, v, ElementType::kF32); };
-  const Value one = constant(b, 1, ElementType::kF32);
+  auto sc = [&](const Value& v) { return convert_to(b, v, factor_type(c)); };
+  const Value one = constant(b, 1, factor_type(c));
   Value t = sc(step);
   Value lr = sc(s.lr);
   Value bias_correction1 = b.subtract(one, b.power(sc(s.beta1), t));
@@ -126,8 +130,8 @@ std::vector<Value> lower_adagrad_step(hlo::Builder& b, const AdagradOptions& o, 
                                       const AmpInputs& amp, const Value& param, const Value& grad,
                                       const Value& state_sum, const Value& step) {
   const ElementType c = accumulation_type(param.dtype());
-  auto sc = [&](const Value& v) { return convert_to(b, v, ElementType::kF32); };
-  const Value one = constant(b, 1, ElementType::kF32);
+  auto sc = [&](const Value& v) { return convert_to(b, v, factor_type(c)); };
+  const Value one = constant(b, 1, factor_type(c));
   // clr = lr / (1 + (step - 1) * lr_decay)
   Value clr = b.divide(sc(s.lr), b.add(one, b.multiply(b.subtract(sc(step), one), sc(s.lr_decay))));
 
