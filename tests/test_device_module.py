@@ -447,6 +447,28 @@ def test_out_of_memory_is_torch_out_of_memory_error():
     assert torch.ones(3, device="tpu").add(1).sum().item() == 6  # the device still works
 
 
+def host_available_bytes():
+    with open("/proc/meminfo") as meminfo:
+        for line in meminfo:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def test_cpu_plugin_memory_is_bounded_by_what_the_host_has_available():
+    """A tensor larger than the host's available memory (but not its total)
+    raises OutOfMemoryError when made, rather than getting the process
+    killed when written; mem_get_info's free part says the same."""
+    if torch.tpu.platform() != "cpu":
+        pytest.skip("the CPU plugin's memory is the host's")
+    available = host_available_bytes()
+    free, total = torch.tpu.mem_get_info()
+    assert free <= available * 1.05 + (64 << 20)
+    if available + (1 << 30) < total:
+        with pytest.raises(torch.OutOfMemoryError, match="Tried to allocate .* available"):
+            torch.empty(available + (1 << 30), dtype=torch.uint8, device="tpu")
+
+
 def test_empty_host_cache():
     torch.ones(1, device="tpu").cpu()
     pinned = torch.ones(1 << 16).pin_memory()

@@ -90,19 +90,41 @@ std::string gib(double bytes) {
   return text;
 }
 
+bool on_host_platform() { return runtime::Runtime::get().client().platform_name() == "cpu"; }
+
+// The host memory the kernel can still hand out (MemAvailable), 0 when
+// unknown. On the CPU platform that is the device memory left: other
+// processes and host tensors take from the same pool.
+int64_t host_available_bytes() {
+  std::FILE* meminfo = std::fopen("/proc/meminfo", "r");
+  if (!meminfo) return 0;
+  char line[256];
+  long long kib = 0;
+  while (std::fgets(line, sizeof line, meminfo)) {
+    if (std::sscanf(line, "MemAvailable: %lld kB", &kib) == 1) break;
+  }
+  std::fclose(meminfo);
+  return static_cast<int64_t>(kib) * 1024;
+}
+
 // (free, total) bytes of a device: the plugin's limit and use when it
 // reports them; on the CPU platform the host's physical memory is the
-// device's; total 0 when the platform says nothing.
+// device's, and what the host has available bounds the free part; total 0
+// when the platform says nothing.
 std::pair<size_t, size_t> memory_info(c10::DeviceIndex device) {
   auto& client = runtime::Runtime::get().client();
   const auto stats = client.memory_stats(device);
   int64_t total = stats && stats->bytes_limit ? *stats->bytes_limit : 0;
-  if (total == 0 && client.platform_name() == "cpu") {
+  if (total == 0 && on_host_platform()) {
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
     if (pages > 0 && page > 0) total = static_cast<int64_t>(pages) * page;
   }
   const int64_t used = stats ? stats->bytes_in_use : runtime::memory_stats(device).allocated.load();
-  return {static_cast<size_t>(std::max<int64_t>(total - used, 0)), static_cast<size_t>(total)};
+  int64_t free = std::max<int64_t>(total - used, 0);
+  if (on_host_platform()) {
+    if (const int64_t available = host_available_bytes(); available > 0) free = std::min(free, available);
+  }
+  return {static_cast<size_t>(free), static_cast<size_t>(total)};
 }
 
 class TpuAllocator final : public c10::DeviceAllocator {
@@ -162,12 +184,22 @@ size_t device_capacity(c10::DeviceIndex device) {
 void check_fits_device(c10::DeviceIndex device, double nbytes, const std::string& what) {
   if (nbytes <= static_cast<double>(size_t{1} << 30)) return;  // no device is smaller
   const size_t capacity = device_capacity(device);
-  if (capacity == 0 || nbytes <= static_cast<double>(capacity)) return;
+  std::string limit;
+  if (capacity != 0 && nbytes > static_cast<double>(capacity)) {
+    limit = " has a total capacity of " + gib(static_cast<double>(capacity));
+  } else if (on_host_platform()) {
+    // Host memory: writing more than is available gets the process killed
+    // by the kernel, with no Python error to say why.
+    const int64_t available = host_available_bytes();
+    if (available > 0 && nbytes > static_cast<double>(available)) {
+      limit = " (the CPU plugin's memory is the host's) has " + gib(static_cast<double>(available)) + " available";
+    }
+  }
+  if (limit.empty()) return;
   runtime::memory_stats(device).num_ooms.fetch_add(1, std::memory_order_relaxed);
   throw c10::OutOfMemoryError({__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
                               "tpu out of memory. Tried to allocate " + gib(nbytes) + " for " + what + ". tpu:" +
-                                  std::to_string(device) + " has a total capacity of " +
-                                  gib(static_cast<double>(capacity)) + ".");
+                                  std::to_string(device) + limit + ".");
 }
 
 runtime::StorageValue& storage_value(const c10::StorageImpl& storage) {
