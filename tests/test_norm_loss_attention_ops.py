@@ -366,6 +366,13 @@ def test_sdpa_picks_the_fused_kernel():
     assert torch._fused_sdp_choice(q, k, v, dropout_p=0.1) == SDPBackend.MATH.value
     with sdpa_kernel(SDPBackend.MATH):
         assert torch._fused_sdp_choice(q, k, v) == SDPBackend.MATH.value
+    # A request for CUDA's (and CPU's) fused kernels takes tpu's.
+    for backend in (SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.CUDNN_ATTENTION):
+        with sdpa_kernel(backend):
+            assert torch._fused_sdp_choice(q, k, v) == SDPBackend.OVERRIDEABLE.value
+            assert torch._fused_sdp_choice(q, k, v, dropout_p=0.1) == SDPBackend.MATH.value
+            out = F.scaled_dot_product_attention(q, k, v)
+        torch.testing.assert_close(out.cpu(), F.scaled_dot_product_attention(q.cpu(), k.cpu(), v.cpu()))
 
 
 @pytest.mark.parametrize(

@@ -103,14 +103,23 @@ int64_t fused_sdp_choice(const at::Tensor& q, const at::Tensor& k, const at::Ten
                          const std::optional<at::Tensor>& mask, double dropout_p, bool is_causal,
                          std::optional<double> scale, bool enable_gqa) {
   auto& ctx = at::globalContext();
+  // sdpa_kernel(FLASH_ATTENTION) (or the memory-efficient or cuDNN kernel)
+  // asks for a fused kernel: on tpu that is the overrideable one, as CPU
+  // runs its own flash kernel for the request.
+  const bool fused = ctx.userEnabledOverrideableSDP() || ctx.userEnabledFlashSDP() ||
+                     ctx.userEnabledMemEfficientSDP() || ctx.userEnabledCuDNNSDP();
   // Dropout runs on the math path, with the tpu generator's dropout. 3-D
   // inputs do too, as on CPU and CUDA (their fused kernels take 4-D only):
   // the math path has a double backward, which the fused kernel lacks.
-  if (ctx.userEnabledOverrideableSDP() && dropout_p == 0.0 && q.dim() == 4 &&
-      !unsupported(q, k, v, defined(mask), is_causal, enable_gqa) && !under_a_transform(q, k, v, mask)) {
+  if (fused && dropout_p == 0.0 && q.dim() == 4 && !unsupported(q, k, v, defined(mask), is_causal, enable_gqa) &&
+      !under_a_transform(q, k, v, mask)) {
     return static_cast<int64_t>(at::SDPBackend::overrideable);
   }
-  if (ctx.userEnabledMathSDP()) return static_cast<int64_t>(at::SDPBackend::math);
+  // Inputs the fused kernel does not take (dropout, 3-D) run the math path
+  // under a fused request too, where CPU's and CUDA's flash kernels take them.
+  if (ctx.userEnabledMathSDP() || fused) {
+    return static_cast<int64_t>(at::SDPBackend::math);
+  }
   return static_cast<int64_t>(at::SDPBackend::error);
 }
 
