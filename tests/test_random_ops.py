@@ -725,3 +725,9 @@ def test_compiled_samplers_draw_as_eager(sampler):
     torch.manual_seed(0)
     assert torch.equal(first.cpu(), op(*args).cpu())
     assert torch.equal(after_compiled, torch.tpu.get_rng_state())
+
+
+def test_standard_gamma_of_a_concentration_that_is_not_positive_is_the_smallest_normal():
+    # CPU's std::max(smallest normal, sample) turns the NaN sample into it.
+    alpha = torch.tensor([-1.0, 0.0, float("nan")])
+    torch.testing.assert_close(torch._standard_gamma(alpha.to("tpu")).cpu(), torch._standard_gamma(alpha))

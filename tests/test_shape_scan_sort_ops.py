@@ -457,3 +457,25 @@ def test_cross_errors_grad():
     assert_same(torch.linalg.cross, make((3,), torch.bool), make((3,), torch.bool))
     b = make((2, 3), seed=3)
     assert_grad(lambda t: torch.linalg.cross(t, b.to(t.device)), a)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda d: torch.topk(torch.tensor(3.5, device=d), 0),
+    lambda d: torch.topk(torch.tensor(3.5, device=d), 1),
+    lambda d: torch.bincount(torch.tensor([], dtype=torch.long, device=d), weights=torch.tensor([], device=d)),
+    lambda d: torch.bincount(torch.tensor([], dtype=torch.long, device=d),
+                             weights=torch.tensor([], dtype=torch.float64, device=d), minlength=3),
+], ids=["topk_0dim_k0", "topk_0dim_k1", "bincount_empty_weights", "bincount_empty_minlength"])
+def test_edge_results_as_on_cpu(fn):
+    """A 0-dim topk copies its input whatever k is; an empty bincount counts
+    in int64 even with weights, as CPU does."""
+    want, got = fn("cpu"), fn("tpu")
+    for w, g in zip(want if isinstance(want, tuple) else [want], got if isinstance(got, tuple) else [got]):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        torch.testing.assert_close(g.cpu(), w)
+
+
+def test_searchsorted_of_complex_is_refused_as_on_cpu():
+    for d in ("cpu", "tpu"):
+        with pytest.raises(NotImplementedError, match="searchsorted_out_cpu.*ComplexFloat"):
+            torch.searchsorted(torch.tensor([1 + 1j], device=d), torch.tensor([1 + 1j], device=d))

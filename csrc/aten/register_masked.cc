@@ -254,7 +254,7 @@ at::Tensor bincount(const at::Tensor& self, const std::optional<at::Tensor>& wei
   TORCH_CHECK(!weights || (weights->dim() == 1 && weights->size(0) == self.size(0)),
               "weights should be 1-d and have the same length as input");
   c10::ScalarType out_type = at::kLong;
-  if (weights) {
+  if (weights && self.numel() > 0) {  // CPU counts an empty input in int64, weights or not
     const c10::ScalarType w = weights->scalar_type();
     out_type = (w == at::kFloat || w == at::kDouble) ? w : at::kDouble;
   }

@@ -8,6 +8,7 @@
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/full.h>
+#include <ATen/ops/zeros.h>
 #include <c10/core/ScalarType.h>
 #include <c10/util/Exception.h>
 #include <torch/library.h>
@@ -228,6 +229,8 @@ std::tuple<at::Tensor, at::Tensor> topk(const at::Tensor& self, c10::SymInt k_sy
   TORCH_CHECK(self.scalar_type() != c10::kBool, "topk does not support bool dtypes on CPU");
   TORCH_CHECK(!self.is_complex(), "topk does not support complex dtypes on CPU");
   to_element_type(self.scalar_type(), "aten::topk");
+  // CPU copies a 0-dim input whatever k (0 or 1) is.
+  if (self.dim() == 0) return {self.clone(), at::zeros({}, self.options().dtype(c10::kLong))};
   if (k == 0 || self.numel() == 0) {
     std::vector<int64_t> shape = self.sizes().vec();
     if (self.dim() > 0) shape[d] = k;

@@ -45,6 +45,9 @@ at::Tensor search(const at::Tensor& boundaries, const at::Tensor& value, const c
     TORCH_CHECK(sorter.scalar_type() == at::kLong, "torch.searchsorted(): sorter must be a tensor of long ",
                 "dtype but got dtype ", sorter.scalar_type());
   }
+  TORCH_CHECK_NOT_IMPLEMENTED(!boundaries.is_complex() && !probe.is_complex(),
+                              "\"searchsorted_out_cpu\" not implemented for '",
+                              boundaries.is_complex() ? boundaries.scalar_type() : probe.scalar_type(), "'");
   at::native::searchsorted_pre_check(boundaries, probe, placeholder, out_int32, right,
                                      side ? std::optional<std::string_view>(std::string_view(side->data(), side->size()))
                                           : std::nullopt,

@@ -111,7 +111,10 @@ Value lower_standard_gamma(hlo::Builder& b, const Value& seed, const Value& offs
   const ElementType ct = random_compute_type(out);
   Value g = gamma_samples(b, stream_key(b, seed, offset), convert_to(b, alpha, ct));
   Value result = convert_to(b, g, out);
-  return b.maximum(result, b.constant_splat(smallest_normal(out), result.type()));
+  // CPU's std::max(smallest normal, sample): a NaN sample (a concentration
+  // that is not positive) gives the smallest normal too.
+  Value tiny = b.constant_splat(smallest_normal(out), result.type());
+  return b.select(b.compare(result, tiny, "GT"), result, tiny);
 }
 
 Value lower_sample_dirichlet(hlo::Builder& b, const Value& seed, const Value& offset, const Value& alpha,
