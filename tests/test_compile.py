@@ -439,3 +439,28 @@ def test_torch_tpu_calls_inside_compiled_code_run_eagerly_without_warnings():
         out = f(torch.ones(3, device=TPU))
     assert torch.equal(out.cpu(), torch.full((3,), 2.0 + torch.tpu.device_count()))
     assert not [w for w in caught if "Dynamo does not know how to trace" in str(w.message)]
+
+
+def test_device_queries_are_constants_in_a_full_graph():
+    """torch.tpu's fixed answers fold into the graph, as Dynamo folds
+    torch.cuda's: no graph break, so fullgraph=True compiles."""
+    torch._dynamo.reset()
+
+    @torch.compile(backend="tpu", fullgraph=True)
+    def step(x):
+        if torch.tpu.is_available() and torch.tpu.device_count() > 0 and torch.tpu.is_bf16_supported():
+            return x * 2 + len(torch.tpu.get_device_name())
+        return x
+
+    x = torch.ones(3, device="tpu")
+    torch.testing.assert_close(step(x).cpu(), (x * 2 + len(torch.tpu.get_device_name())).cpu())
+    assert torch.tpu.is_available() and isinstance(torch.tpu.device_count(), int)  # eager calls unchanged
+
+
+def test_an_unknown_mode_is_refused():
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda x: x + 1, backend="tpu", mode="bogus")
+    with pytest.raises(Exception, match="unrecognized mode=bogus"):
+        compiled(torch.ones(2, device="tpu"))
+    torch._dynamo.reset()
+    assert torch.compile(lambda x: x + 1, backend="tpu", mode="reduce-overhead")(torch.ones(2, device="tpu")).sum() == 4

@@ -29,6 +29,16 @@ OPTIONS = {
 }
 
 
+# torch.compile's modes; each compiles the same way here.
+MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
+
+
+def _check_mode(mode: str | None) -> None:
+    if mode is not None and mode not in MODES:
+        raise RuntimeError(f"torch.compile(backend=\"tpu\"): unrecognized mode={mode}, should be one of: "
+                           f"{', '.join(MODES)}")
+
+
 def _check_options(options: dict | None) -> dict:
     merged = dict(OPTIONS)
     for name, value in (options or {}).items():
@@ -45,7 +55,9 @@ def tpu_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], *,
                 options: dict | None = None, mode: str | None = None) -> Any:
     """The Dynamo backend registered as "tpu". ``mode`` (torch.compile's
     "default", "reduce-overhead", ...) has no effect: every graph is
-    compiled the same way, and replayed once captured (graph_runner)."""
+    compiled the same way, and replayed once captured (graph_runner); an
+    unknown mode is refused as inductor refuses it."""
+    _check_mode(mode)
     config = _check_options(options)
 
     def compile_graph(graph: torch.fx.GraphModule, inputs: Sequence[Any]) -> Any:
