@@ -441,3 +441,8 @@ def test_bad_index_raises_at_a_later_sync():
     x[torch.tensor([5], device=TPU)]
     with pytest.raises(IndexError):
         torch.tpu.synchronize()
+
+
+def test_gather_with_an_empty_index_of_another_rank():
+    # CPU checks no shapes for an empty index: the result has its shape.
+    assert_same(lambda x, i: torch.gather(x, 0, i), torch.randn(5), torch.zeros(2, 0, dtype=torch.long))

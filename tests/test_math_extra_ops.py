@@ -495,3 +495,20 @@ def test_shrink_errors():
 def test_rrelu_training_not_supported():
     with pytest.raises(NotImplementedError):
         F.rrelu(torch.ones(3, device=TPU), training=True)
+
+
+def test_zeta_at_its_poles_and_at_infinity():
+    """CPU's (Cephes') cases: q = 0, -1, ... is a pole for every s >= 1 (and
+    NaN s), s = inf leaves q^-s (1 at q = 1, inf below); s < 1 is NaN."""
+    nan, inf = float("nan"), float("inf")
+    s = torch.tensor([1.0, 1.5, 2.0, 3.0, 0.5, inf, nan], dtype=torch.float64)
+    q = torch.tensor([0.0, -0.0, -1.0, -1.5, -2.0, 0.5, 1.0, 2.0, inf, 1e-300], dtype=torch.float64)
+    x, y = torch.meshgrid(s, q, indexing="ij")
+    for dtype in (torch.float64, torch.float32):
+        assert_same(torch.special.zeta, x.to(dtype), y.to(dtype), rtol=1e-5, atol=0)
+
+
+def test_mvlgamma_in_place_and_out():
+    x = torch.full((2,), 3.0)
+    assert_same(lambda t: t.clone().mvlgamma_(2), x)
+    assert_same(lambda t: torch.special.multigammaln(t, 2, out=torch.empty(2, device=t.device)), x)

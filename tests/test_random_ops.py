@@ -677,7 +677,8 @@ def test_rejection_samplers_reproduce_and_advance():
 
 def test_rejection_sampler_edges_and_errors():
     x = torch._standard_gamma(torch.tensor([0.0, float("nan"), -1.0, 2.0], device="tpu")).cpu()
-    assert x[0] == torch.finfo(torch.float32).tiny and x[1:3].isnan().all() and x[3] > 0
+    # CPU's std::max(smallest normal, sample) also takes a NaN / negative concentration's NaN sample there.
+    assert (x[:3] == torch.finfo(torch.float32).tiny).all() and x[3] > 0
     with pytest.raises(RuntimeError, match="invalid Poisson rate"):
         torch.poisson(torch.tensor([-1.0, 2.0], device="tpu")).cpu()
     with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):

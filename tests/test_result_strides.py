@@ -261,6 +261,7 @@ CHANNELS_LAST_OPS = {
     "pixel_unshuffle": lambda x: F.pixel_unshuffle(x[..., :4, :6], 2),
     "channel_shuffle": lambda x: F.channel_shuffle(x, 2),
     "native_channel_shuffle": lambda x: F.native_channel_shuffle(x, 2),
+    "max_unpool2d": lambda x: F.max_unpool2d(*F.max_pool2d(x[..., :4, :4], 2, return_indices=True), 2),
 }
 
 

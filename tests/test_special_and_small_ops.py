@@ -371,3 +371,8 @@ def test_incomplete_gamma_special_values_and_gradient():
     torch.testing.assert_close(xt.grad.cpu(), x.grad)
     with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
         torch.igamma(torch.ones(2, dtype=torch.long, device="tpu"), torch.ones(2, dtype=torch.long, device="tpu"))
+
+
+@pytest.mark.parametrize("p", [0.0, 1.0, 2.0, 3.0, math.inf])
+def test_cdist_without_features_is_zero(p):
+    assert_same(lambda a, b: torch.cdist(a, b, p=p), torch.zeros(3, 0), torch.zeros(2, 0))

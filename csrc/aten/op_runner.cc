@@ -363,23 +363,61 @@ std::vector<pjrt::Buffer> launch_program(const std::string& key, const char* op,
 namespace {
 
 // XLA's CPU runtime maps each loaded executable's code into memory regions
-// of its own (4 - 8 each); Linux allows a process about 65,000 mappings
-// (vm.max_map_count), and the mapping past that kills the process: a
-// test-suite process died so after some 9,000 distinct programs. A long run that compiles many distinct programs (a
-// test suite, shape-varying inference) reaches that, so past the configured
-// count the memory tier is emptied, but only when every device is idle (an
-// executable must outlive its executions; the caller's launch holds its
-// own reference). The disk tier reloads what is used again.
+// of its own (4 - 8 for one op, 50 - 200 for a fused graph of dozens of
+// ops); Linux allows a process vm.max_map_count mappings (about 65,000),
+// and LLVM's allocation past that fails ("Cannot allocate memory") and
+// then crashes the process. A long run that compiles many distinct programs
+// (a test suite, shape-varying inference) reaches that, so the memory tier
+// is emptied past the configured count of executables, or when the
+// process's mappings pass half the limit (counted every 32 new entries),
+// but only when every device is idle (an executable must outlive its
+// executions; the caller's launch holds its own reference). The disk tier
+// reloads what is used again.
+size_t count_lines(const char* path) {
+  std::FILE* file = std::fopen(path, "r");
+  if (!file) return 0;
+  char chunk[1 << 16];
+  size_t lines = 0, n = 0;
+  while ((n = std::fread(chunk, 1, sizeof chunk, file)) > 0) lines += std::count(chunk, chunk + n, '\n');
+  std::fclose(file);
+  return lines;
+}
+
+size_t max_map_count() {
+  static const size_t limit = [] {
+    std::FILE* file = std::fopen("/proc/sys/vm/max_map_count", "r");
+    long long value = 0;
+    if (file) {
+      if (std::fscanf(file, "%lld", &value) != 1) value = 0;
+      std::fclose(file);
+    }
+    return static_cast<size_t>(value > 0 ? value : 65530);
+  }();
+  return limit;
+}
+
 void keep_loaded_executables_bounded() {
   static const size_t limit = static_cast<size_t>(
       std::max<int64_t>(config::get_int(config::kMaxLoadedExecutables).value_or(4096), 1));
+  static std::mutex mutex;
+  static size_t entries_at_last_count = 0;
+  static bool too_many_mappings = false;
   runtime::Runtime& rt = runtime::Runtime::get();
-  if (rt.compile_cache().memory_entries() < limit) return;
+  const size_t entries = rt.compile_cache().memory_entries();
+  std::lock_guard<std::mutex> lock(mutex);
+  if (entries < entries_at_last_count) entries_at_last_count = 0;  // emptied since
+  if (!too_many_mappings && entries >= entries_at_last_count + 32) {
+    entries_at_last_count = entries;
+    too_many_mappings = count_lines("/proc/self/maps") > max_map_count() / 2;
+  }
+  if (entries < limit && !too_many_mappings) return;
   const int devices = static_cast<int>(rt.client().devices().size());
   for (int d = 0; d < devices; ++d) {
     if (!runtime::is_idle(d)) return;
   }
   rt.compile_cache().clear_memory();
+  too_many_mappings = false;
+  entries_at_last_count = 0;
 }
 
 }  // namespace

@@ -333,7 +333,9 @@ Tensor tpu_max_unpool(const Tensor& self, const Tensor& indices, c10::IntArrayRe
 }
 
 Tensor tpu_max_unpool2d(const Tensor& self, const Tensor& indices, c10::SymIntArrayRef output_size) {
-  return tpu_max_unpool(self, indices, C10_AS_INTARRAYREF_SLOW(output_size), 2, "max_unpooling2d_forward_out");
+  // CPU keeps a channels_last input's format (its 3-D kernel does not).
+  return in_memory_format_of(
+      tpu_max_unpool(self, indices, C10_AS_INTARRAYREF_SLOW(output_size), 2, "max_unpooling2d_forward_out"), self);
 }
 
 Tensor& tpu_max_unpool2d_out(const Tensor& self, const Tensor& indices, c10::SymIntArrayRef output_size, Tensor& out) {
@@ -534,7 +536,11 @@ Tensor& tpu_polar_out(const Tensor& abs, const Tensor& angle, Tensor& out) {
 Tensor p_norm_last(const Tensor& diff, double p) {
   if (p == 0) return at::sum(at::ne(diff, 0), {-1}, false, diff.scalar_type());
   const Tensor a = diff.abs();
-  if (std::isinf(p)) return at::amax(a, {-1});
+  if (std::isinf(p)) {
+    // No features: every distance is 0 (amax has no identity to give).
+    if (a.size(-1) == 0) return at::zeros(a.sizes().slice(0, a.dim() - 1), a.options());
+    return at::amax(a, {-1});
+  }
   if (p == 1) return at::sum(a, {-1});
   if (p == 2) return at::sum(a * a, {-1}).sqrt();
   return at::sum(a.pow(p), {-1}).pow(1.0 / p);

@@ -13,6 +13,7 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
 #include <ATen/native/ScatterGatherChecks.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/nonzero.h>
 #include <c10/core/ScalarType.h>
 #include <c10/util/Exception.h>
@@ -57,6 +58,13 @@ at::Tensor on_device_of(const at::Tensor& index, const at::Tensor& self) {
 at::Tensor gather_into(const at::Tensor& self, int64_t dim_in, const at::Tensor& index, at::Tensor* out) {
   const int64_t dim = at::maybe_wrap_dim(dim_in, self.dim());
   at::native::scatter_gather_dtype_check("gather", self, index, std::nullopt);
+  if (index.numel() == 0) {
+    // CPU checks no shapes for an empty index: the result is its empty shape.
+    if (!out) return at::empty(index.sizes(), self.options());
+    check_exact(self.scalar_type(), *out);
+    at::native::resize_output(*out, index.sizes());
+    return *out;
+  }
   at::native::gather_shape_check(self, dim, index);
   std::string key;
   append_int(key, dim);

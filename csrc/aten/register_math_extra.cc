@@ -11,6 +11,7 @@
 #include <ATen/ExpandUtils.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
+#include <ATen/ops/mvlgamma_native.h>
 #include <ATen/ops/result_type.h>
 #include <c10/core/DefaultDtype.h>
 #include <c10/core/ScalarType.h>
@@ -498,6 +499,9 @@ at::Tensor heaviside(const at::Tensor& self, const at::Tensor& values) {
   m.impl(name ".out", binary_tt_out<BinaryMathOp::op>);
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  // ATen's own out= form (mvlgamma_ and multigammaln(out=) reach it): the
+  // functional mvlgamma is composite over tpu ops, then cast into out.
+  m.impl("mvlgamma.out", TORCH_FN(at::native::mvlgamma_out));
   TORCH_TPU_SPECIAL("asin", kAsin)
   TORCH_TPU_SPECIAL("acos", kAcos)
   TORCH_TPU_SPECIAL("atan", kAtan)

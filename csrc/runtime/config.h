@@ -66,7 +66,9 @@ inline constexpr EnvVar kMaxLoadedExecutables{
     "How many compiled programs the in-memory compile cache keeps loaded. "
     "Past it, the memory tier is emptied once the devices are idle (the disk "
     "tier reloads what is used again): each loaded executable takes several "
-    "memory mappings of its own, and a process has about 65,000 at most."};
+    "memory mappings of its own, and a process has about 65,000 at most. The "
+    "tier is also emptied when the process's mappings pass half of "
+    "vm.max_map_count, whatever this count."};
 
 // All declared variables, in the order above.
 const std::vector<const EnvVar*>& all();

@@ -177,10 +177,19 @@ hlo::Value compute(hlo::Builder& b, BinaryMathOp op, const hlo::Value& x, const 
     case BinaryMathOp::kGcd: return gcd(b, x, y);
     case BinaryMathOp::kLcm: return lcm(b, x, y);
     case BinaryMathOp::kZeta: {
-      // Below s = 1 the Hurwitz series diverges: NaN, as CPU's kernel, even
-      // at the poles q = 0, -1, ... where chlo.zeta gives inf.
-      hlo::Value below_one = b.compare(x, b.constant_splat(1, x.type()), "LT");
-      return b.select(below_one, b.constant_splat(NAN, x.type()), b.binary("chlo.zeta", x, y));
+      // CPU's (Cephes') cases, in its order of precedence: s = 1 is a pole;
+      // below it the Hurwitz series diverges (NaN); q = 0, -1, ... is a
+      // pole for any other s, even NaN (a 0^-s term); for s = inf only the
+      // q^-s term is left: 1 at q = 1, inf below.
+      auto k = [&](double v) { return b.constant_splat(v, x.type()); };
+      const hlo::Value infinite_s = b.compare(x, k(INFINITY), "EQ");
+      const hlo::Value pole = b.and_(b.compare(y, k(0), "LE"), b.compare(y, b.floor(y), "EQ"));
+      hlo::Value r = b.binary("chlo.zeta", x, y);
+      r = b.select(b.and_(infinite_s, b.compare(y, k(1), "LT")), k(INFINITY), r);
+      r = b.select(b.and_(infinite_s, b.compare(y, k(1), "EQ")), k(1), r);
+      r = b.select(pole, k(INFINITY), r);
+      r = b.select(b.compare(x, k(1), "LT"), k(NAN), r);
+      return b.select(b.compare(x, k(1), "EQ"), k(INFINITY), r);
     }
     case BinaryMathOp::kIgamma: return lower_incomplete_gamma(b, x, y, false);
     case BinaryMathOp::kIgammac: return lower_incomplete_gamma(b, x, y, true);
