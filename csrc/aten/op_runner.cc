@@ -369,7 +369,7 @@ namespace {
 // then crashes the process. A long run that compiles many distinct programs
 // (a test suite, shape-varying inference) reaches that, so the memory tier
 // is emptied past the configured count of executables, or when the
-// process's mappings pass half the limit (counted every 32 new entries),
+// process's mappings pass half the limit (counted every 8 new entries),
 // but only when every device is idle (an executable must outlive its
 // executions; the caller's launch holds its own reference). The disk tier
 // reloads what is used again.
@@ -406,7 +406,7 @@ void keep_loaded_executables_bounded() {
   const size_t entries = rt.compile_cache().memory_entries();
   std::lock_guard<std::mutex> lock(mutex);
   if (entries < entries_at_last_count) entries_at_last_count = 0;  // emptied since
-  if (!too_many_mappings && entries >= entries_at_last_count + 32) {
+  if (!too_many_mappings && entries >= entries_at_last_count + 8) {
     entries_at_last_count = entries;
     too_many_mappings = count_lines("/proc/self/maps") > max_map_count() / 2;
   }
