@@ -408,3 +408,14 @@ def test_bool_write_into_byte_valued_bool_storage():
         b[0] = True
         b[6:8].logical_not_()
         assert b.view(torch.uint8).tolist() == [1, 0, 7, 7, 7, 0, 1, 1], device
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex64, torch.int16])
+def test_storage_byteswap(dtype):
+    # PyTorch swaps through the data pointer, which is not host memory on
+    # tpu: the process died with a segmentation fault.
+    x = torch.arange(6).to(dtype)
+    want, got = x.clone().untyped_storage(), x.to("tpu").untyped_storage()
+    want.byteswap(dtype)
+    got.byteswap(dtype)
+    assert got.device.type == "tpu" and got.tolist() == want.tolist()

@@ -57,6 +57,10 @@ from torch_tpu import _multiprocessing  # noqa: E402
 
 _multiprocessing.install()
 
+from torch_tpu import _storage  # noqa: E402
+
+_storage.install()
+
 from torch_tpu.fallback import (  # noqa: E402,F401
     cpu_fallback,
     cpu_fallback_counts,
