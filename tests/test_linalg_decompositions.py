@@ -71,6 +71,33 @@ def test_geqrf_householder_product_ormqr_match_cpu():
             torch.testing.assert_close(got.cpu(), torch.ormqr(packed_c, tau_c, c, left=left, transpose=transpose))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex128])
+@pytest.mark.parametrize("shape", [(100, 70), (70, 100), (2, 65, 65)])
+def test_blocked_householder_matches_cpu(shape, dtype):
+    # Beyond 32 columns the reflectors are applied in blocks (I - V T V^H);
+    # geqrf, Q, ormqr and householder_product still equal LAPACK's.
+    a = rand(shape, 4, dtype)
+    tol = 200 * eps(dtype)
+    packed, tau = torch.geqrf(to_tpu(a))
+    packed_c, tau_c = torch.geqrf(a)
+    torch.testing.assert_close(packed.cpu(), packed_c, rtol=tol, atol=tol)
+    torch.testing.assert_close(tau.cpu(), tau_c, rtol=tol, atol=tol)
+    q, r = torch.linalg.qr(to_tpu(a), mode="complete")
+    qc, rc = torch.linalg.qr(a, mode="complete")
+    torch.testing.assert_close(q.cpu(), qc, rtol=tol, atol=tol)
+    torch.testing.assert_close(r.cpu(), rc, rtol=tol, atol=tol)
+    if shape[-2] >= shape[-1]:
+        torch.testing.assert_close(torch.linalg.householder_product(packed, tau).cpu(),
+                                   torch.linalg.householder_product(packed_c, tau_c), rtol=tol, atol=tol)
+    m = shape[-2]
+    for left in (True, False):
+        for transpose in (True, False):
+            c = rand((*shape[:-2], m, 3) if left else (*shape[:-2], 3, m), 5, dtype)
+            got = torch.ormqr(packed, tau, to_tpu(c), left=left, transpose=transpose)
+            want = torch.ormqr(packed_c, tau_c, c, left=left, transpose=transpose)
+            torch.testing.assert_close(got.cpu(), want, rtol=tol, atol=tol)
+
+
 def test_qr_of_zero_and_rank_deficient_columns():
     # A zero column takes no reflection (tau = 0), as LAPACK.
     a = torch.tensor([[0.0, 1.0, 2.0], [0.0, 3.0, 4.0], [0.0, 5.0, 7.0]])

@@ -19,18 +19,6 @@ bool has_zero_dim(const std::vector<int64_t>& dims) {
   return std::any_of(dims.begin(), dims.end(), [](int64_t d) { return d == 0; });
 }
 
-// Reflector j's vector from column j of x [B, r, k]: 1 at row j, x's
-// entries below it, 0 above. ([B, r])
-hlo::Value reflector(hlo::Builder& b, const hlo::Value& x, const hlo::Value& j) {
-  const int64_t batch = x.dims()[0], r = x.dims()[1];
-  hlo::Value zero = i32(b, 0);
-  hlo::Value col = b.reshape(b.dynamic_slice(x, {zero, zero, j}, {batch, r, 1}), {batch, r});
-  hlo::Value rows = b.iota(TensorType(ElementType::kS32, {batch, r}), 1);
-  hlo::Value jb = b.broadcast_in_dim(j, {batch, r}, {});
-  return b.select(b.compare(rows, jb, "EQ"), b.constant_splat(1, col.type()),
-                  b.select(b.compare(rows, jb, "GT"), col, b.constant_splat(0, col.type())));
-}
-
 // Sum over dimension 1 of [B, r] (vector) times [B, r, q] -> [B, q].
 hlo::Value contract_rows(hlo::Builder& b, const hlo::Value& vec, const hlo::Value& mat) {
   hlo::DotDims dims;
@@ -107,6 +95,69 @@ std::vector<int64_t> with_tail(const hlo::Value& x, std::vector<int64_t> tail) {
   return dims;
 }
 
+// Reflectors are handled in blocks of this many columns (LAPACK's
+// blocked geqrf / ormqr): each block is one matrix product on the rest of
+// the matrix instead of one pass over it per reflector. Blocks grow with
+// the matrix so that a program holds at most about 16 of them.
+int64_t block_columns(int64_t k) { return std::max<int64_t>(32, (k + 15) / 16); }
+
+hlo::Value static_slice(hlo::Builder& b, const hlo::Value& x, std::vector<int64_t> starts,
+                        std::vector<int64_t> limits) {
+  return b.slice(x, std::move(starts), std::move(limits), std::vector<int64_t>(x.rank(), 1));
+}
+
+hlo::Value update_at(hlo::Builder& b, const hlo::Value& x, const hlo::Value& update, int64_t row, int64_t col) {
+  return b.dynamic_update_slice(x, update, {i32(b, 0), i32(b, row), i32(b, col)});
+}
+
+// The block's reflectors as the columns of a unit lower-trapezoidal V
+// [B, r, w] (1 on the diagonal, the packed entries below it, 0 above).
+hlo::Value unit_lower(hlo::Builder& b, const hlo::Value& packed) {
+  return b.select(matrix::triangle_mask(b, packed.dims(), /*upper=*/false, -1), packed,
+                  matrix::identity(b, packed.dtype(), packed.dims()));
+}
+
+// The upper triangular T [B, w, w] with H_0 ... H_{w-1} = I - V T V^H
+// (LAPACK's larft, forward and columnwise): column i is
+// -tau_i T[:i, :i] V[:, :i]^H v_i above its diagonal and tau_i on it.
+hlo::Value block_factor(hlo::Builder& b, const hlo::Value& v, const hlo::Value& tau) {
+  const int64_t batch = v.dims()[0], w = v.dims()[2];
+  hlo::Value gram = matrix::matmul(b, matrix::transpose(b, v, /*conjugate=*/true), v);
+  const TensorType t_type(v.dtype(), {batch, w, w});
+  Values out = b.while_loop(
+      {i32(b, 0), b.constant_splat(0, t_type)},
+      [w](hlo::Builder& c, const Values& s) { return Values{c.compare(s[0], i32(c, w), "LT")}; },
+      [&, batch, w](hlo::Builder& c, const Values& s) {
+        const hlo::Value& i = s[0];
+        hlo::Value zero = i32(c, 0);
+        hlo::Value column = c.reshape(c.dynamic_slice(gram, {zero, zero, i}, {batch, w, 1}), {batch, w});
+        hlo::Value rows = c.iota(TensorType(ElementType::kS32, {batch, w}), 1);
+        hlo::Value ib = c.broadcast_in_dim(i, {batch, w}, {});
+        column = c.select(c.compare(rows, ib, "LT"), column, c.constant_splat(0, column.type()));
+        hlo::DotDims dims;
+        dims.lhs_batch_dims = {0};
+        dims.rhs_batch_dims = {0};
+        dims.lhs_contracting_dims = {2};
+        dims.rhs_contracting_dims = {1};
+        hlo::Value t_column = c.dot_general(s[1], column, dims, hlo::Precision::kHighest);
+        hlo::Value tau_i = c.broadcast_in_dim(
+            c.reshape(c.dynamic_slice(tau, {zero, i}, {batch, 1}), {batch}), {batch, w}, {0});
+        t_column = c.select(c.compare(rows, ib, "EQ"), tau_i, c.negate(c.multiply(tau_i, t_column)));
+        return Values{c.add(i, i32(c, 1)),
+                      c.dynamic_update_slice(s[1], c.reshape(t_column, {batch, w, 1}), {zero, zero, i})};
+      });
+  return out[1];
+}
+
+// Unblocked geqrf of a panel [B, r, w] (every column of it).
+Values factor_panel(hlo::Builder& b, const hlo::Value& panel) {
+  const int64_t batch = panel.dims()[0], w = panel.dims()[2];
+  Values out = b.while_loop(
+      {i32(b, 0), panel, b.constant_splat(0, TensorType(panel.dtype(), {batch, w}))},
+      [w](hlo::Builder& c, const Values& v) { return Values{c.compare(v[0], i32(c, w), "LT")}; }, geqrf_step);
+  return {out[1], out[2]};
+}
+
 }  // namespace
 
 std::pair<hlo::Value, hlo::Value> lower_geqrf(hlo::Builder& b, const hlo::Value& a) {
@@ -114,11 +165,24 @@ std::pair<hlo::Value, hlo::Value> lower_geqrf(hlo::Builder& b, const hlo::Value&
   const TensorType tau_type(a.dtype(), with_tail(a, {k}));
   if (has_zero_dim(a.dims())) return {a, b.constant_splat(0, tau_type)};
   hlo::Value flat = matrix::flatten_batch(b, a);
-  const int64_t batch = flat.dims()[0];
-  Values out = b.while_loop(
-      {i32(b, 0), flat, b.constant_splat(0, TensorType(a.dtype(), {batch, k}))},
-      [k](hlo::Builder& c, const Values& v) { return Values{c.compare(v[0], i32(c, k), "LT")}; }, geqrf_step);
-  return {b.reshape(out[1], a.dims()), b.reshape(out[2], tau_type.dims)};
+  const int64_t batch = flat.dims()[0], block = block_columns(k);
+  Values taus;
+  for (int64_t p = 0; p < k; p += block) {
+    const int64_t w = std::min(block, k - p);
+    Values panel = factor_panel(b, static_slice(b, flat, {0, p, p}, {batch, m, p + w}));
+    flat = update_at(b, flat, panel[0], p, p);
+    taus.push_back(panel[1]);
+    if (p + w == n) continue;
+    // The rest of the rows' columns take the block's Q^H = I - V T^H V^H.
+    hlo::Value v = unit_lower(b, panel[0]);
+    hlo::Value t = block_factor(b, v, panel[1]);
+    hlo::Value rest = static_slice(b, flat, {0, p, p + w}, {batch, m, n});
+    hlo::Value vh_rest = matrix::matmul(b, matrix::transpose(b, v, true), rest);
+    rest = b.subtract(rest, matrix::matmul(b, v, matrix::matmul(b, matrix::transpose(b, t, true), vh_rest)));
+    flat = update_at(b, flat, rest, p, p + w);
+  }
+  hlo::Value tau = taus.size() == 1 ? taus[0] : b.concatenate(taus, 1);
+  return {b.reshape(flat, a.dims()), b.reshape(tau, tau_type.dims)};
 }
 
 hlo::Value lower_apply_householder(hlo::Builder& b, const hlo::Value& reflectors, const hlo::Value& tau,
@@ -127,38 +191,29 @@ hlo::Value lower_apply_householder(hlo::Builder& b, const hlo::Value& reflectors
   if (k == 0 || has_zero_dim(c.dims())) return c;
   hlo::Value v_all = matrix::flatten_batch(b, reflectors);
   hlo::Value x = matrix::flatten_batch(b, c);
-  const int64_t batch = x.dims()[0];
+  const int64_t batch = x.dims()[0], r = v_all.dims()[1], block = block_columns(k);
   hlo::Value taus = b.reshape(tau, {batch, k});
-  // Q = H_0 ... H_{k-1}; Q C and C Q^H apply the last reflector first.
-  const bool descending = left != adjoint;
-  Values out = b.while_loop(
-      {i32(b, 0), x},
-      [k](hlo::Builder& cb, const Values& v) { return Values{cb.compare(v[0], i32(cb, k), "LT")}; },
-      [&, k, batch, descending, left, adjoint](hlo::Builder& cb, const Values& carried) {
-        hlo::Value i = carried[0], y = carried[1];
-        hlo::Value j = descending ? cb.subtract(i32(cb, k - 1), i) : i;
-        hlo::Value v = reflector(cb, v_all, j);
-        hlo::Value t = cb.reshape(cb.dynamic_slice(taus, {i32(cb, 0), j}, {batch, 1}), {batch});
-        if (adjoint) t = ops::conjugate(cb, t);
-        const std::vector<int64_t>& dims = y.dims();
-        hlo::Value tb = cb.broadcast_in_dim(t, dims, {0});
-        hlo::Value update;
-        if (left) {  // H y = y - t v (v^H y)
-          hlo::Value w = contract_rows(cb, ops::conjugate(cb, v), y);
-          update = cb.multiply(cb.broadcast_in_dim(v, dims, {0, 1}), cb.broadcast_in_dim(w, dims, {0, 2}));
-        } else {  // y H = y - t (y v) v^H
-          hlo::DotDims d;
-          d.lhs_batch_dims = {0};
-          d.rhs_batch_dims = {0};
-          d.lhs_contracting_dims = {2};
-          d.rhs_contracting_dims = {1};
-          hlo::Value w = cb.dot_general(y, v, d, hlo::Precision::kHighest);
-          update = cb.multiply(cb.broadcast_in_dim(w, dims, {0, 1}),
-                               cb.broadcast_in_dim(ops::conjugate(cb, v), dims, {0, 2}));
-        }
-        return Values{cb.add(i, i32(cb, 1)), cb.subtract(y, cb.multiply(tb, update))};
-      });
-  return b.reshape(out[1], c.dims());
+  std::vector<int64_t> starts;
+  for (int64_t p = 0; p < k; p += block) starts.push_back(p);
+  // Q = H_0 ... H_{k-1}; Q C and C Q^H apply the last block first.
+  if (left != adjoint) std::reverse(starts.begin(), starts.end());
+  for (int64_t p : starts) {
+    const int64_t w = std::min(block, k - p);
+    hlo::Value v = unit_lower(b, static_slice(b, v_all, {0, p, p}, {batch, r, p + w}));
+    hlo::Value t = block_factor(b, v, static_slice(b, taus, {0, p}, {batch, p + w}));
+    if (adjoint) t = matrix::transpose(b, t, true);
+    hlo::Value vh = matrix::transpose(b, v, true);
+    if (left) {  // rows p.. of C take (I - V T V^H) C
+      hlo::Value rows = static_slice(b, x, {0, p, 0}, {batch, r, x.dims()[2]});
+      rows = b.subtract(rows, matrix::matmul(b, v, matrix::matmul(b, t, matrix::matmul(b, vh, rows))));
+      x = update_at(b, x, rows, p, 0);
+    } else {  // columns p.. of C take C (I - V T V^H)
+      hlo::Value cols = static_slice(b, x, {0, 0, p}, {batch, x.dims()[1], r});
+      cols = b.subtract(cols, matrix::matmul(b, matrix::matmul(b, matrix::matmul(b, cols, v), t), vh));
+      x = update_at(b, x, cols, 0, p);
+    }
+  }
+  return b.reshape(x, c.dims());
 }
 
 hlo::Value lower_householder_product(hlo::Builder& b, const hlo::Value& reflectors, const hlo::Value& tau) {
