@@ -209,6 +209,46 @@ def test_zero_and_copy():
         torch.testing.assert_close(d.cpu(), e)
 
 
+@pytest.mark.parametrize("update", [
+    lambda xs: torch._foreach_mul_(xs, 2.0),
+    lambda xs: torch._foreach_add_(xs, xs, alpha=0.5),
+    lambda xs: torch._foreach_exp_(xs),
+    lambda xs: torch._foreach_addcmul_(xs, xs, xs, value=0.1),
+    lambda xs: torch._foreach_lerp_(xs, [torch.zeros_like(x) for x in xs], 0.5),
+    lambda xs: torch._foreach_zero_(xs),
+])
+def test_inplace_lists_bump_versions_so_autograd_sees_them(update):
+    # An in-place list update of a tensor saved for backward must make the
+    # backward fail, as on CPU and CUDA, not use the updated values.
+    def run(device):
+        x = torch.randn(4, 3, generator=torch.Generator().manual_seed(0)).to(device).requires_grad_()
+        y = x.exp()  # saves its result
+        before = y._version
+        update([y])
+        assert y._version > before
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
+
+    run("cpu")
+    run("tpu")
+
+
+def test_foreach_copy_bumps_versions():
+    xs = [torch.zeros(3, device="tpu"), torch.zeros(2, 2, device="tpu")]
+    torch._foreach_copy_(xs, [torch.ones(3, device="tpu"), torch.ones(2, 2, device="tpu")])
+    assert [x._version for x in xs] == [1, 1]
+
+
+def test_optimizer_step_before_backward_is_detected():
+    w = torch.tensor([1.0, 2.0, 3.0], device="tpu", requires_grad=True)
+    opt = torch.optim.Adam([w], lr=0.1, foreach=True)
+    loss = (w * w).sum()
+    loss.backward(retain_graph=True)
+    opt.step()
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
+
+
 def test_one_program_per_list_call():
     xs = to_tpu([rand(3, 4, seed=i) for i in range(8)])
     ys = to_tpu([rand(3, 4, seed=10 + i) for i in range(8)])

@@ -304,7 +304,12 @@ std::vector<at::Tensor> run_elements(const Spec& spec, const std::vector<Element
     std::vector<const Element*> group;
     for (size_t i : indices) group.push_back(&elements[i]);
     auto outs = run_group(spec, group, inplace);
-    if (!inplace) {
+    if (inplace) {
+      // Foreach ops have no ADInplaceOrView kernel: bump the destinations'
+      // versions here, as CUDA's kernels do, so that autograd sees a saved
+      // tensor that was updated (an optimizer step before backward).
+      for (const Element* e : group) e->dst->unsafeGetTensorImpl()->bump_version();
+    } else {
       for (size_t j = 0; j < indices.size(); ++j) {
         // As each op alone would lay it out (x + 1 of a transposed x is transposed).
         std::vector<TensorArg> inputs;
