@@ -128,6 +128,11 @@ def test_bad_device_index_raises():
             torch.tpu.get_rng_state(bad)
         with pytest.raises(RuntimeError, match="invalid device ordinal"):
             torch.tpu.memory_allocated(bad)
+    for query in (torch.accelerator.memory_allocated, torch.accelerator.memory_stats,
+                  torch.accelerator.reset_peak_memory_stats, torch.accelerator.get_memory_info,
+                  torch.accelerator.current_stream, torch.tpu.memory_stats, torch.tpu.mem_get_info):
+        with pytest.raises(torch.AcceleratorError, match="invalid device ordinal"):
+            query(n)
     # The failed calls left the current device alone.
     assert torch.tpu.current_device() == 0
 
@@ -177,29 +182,41 @@ def test_accelerator_device_capability():
     cap = torch.accelerator.get_device_capability()
     dtypes = cap["supported_dtypes"]
     assert torch.float32 in dtypes and torch.bfloat16 in dtypes
-    assert torch.qint8 not in dtypes
+    assert torch.float8_e4m3fn in dtypes and torch.uint64 in dtypes
+    # Only dtypes a tpu tensor can have: the rest are refused by every op.
+    for dtype in (torch.qint8, torch.complex32, torch.int4, torch.uint3, torch.float4_e2m1fn_x2,
+                  torch.float8_e8m0fnu, torch.bits8):
+        assert dtype not in dtypes
+    for dtype in dtypes:
+        assert torch.zeros(2, dtype=dtype, device="tpu").dtype == dtype
 
 
 # ---- streams and events ------------------------------------------------------
 
 
-def test_stream_is_the_device_queue():
+def test_streams_name_the_device_queue():
     s = torch.Stream(device="tpu")
     assert s.device == torch.device("tpu", 0)
     assert s.device_type == torch._C._autograd.DeviceType.PrivateUse1 or s.device.type == "tpu"
     current = torch.accelerator.current_stream()
     assert current.device == torch.device("tpu", 0)
-    assert s.stream_id == current.stream_id == torch.tpu.current_stream().stream_id
+    assert current == torch.tpu.current_stream() == torch.tpu.default_stream()
+    assert s != current  # a new stream, as on CUDA
     assert s.query()
     s.synchronize()
     with s:
-        assert torch.accelerator.current_stream().stream_id == s.stream_id
+        assert torch.accelerator.current_stream() == s
+        x = torch.ones(3, device="tpu") * 2
+    assert torch.accelerator.current_stream() == current
     s.wait_stream(current)
+    assert torch.equal(x.cpu(), torch.full((3,), 2.0))  # one in-order queue per device
     ts = torch.tpu.Stream()
     assert isinstance(ts, torch.Stream) and ts.device == torch.device("tpu", 0)
-    assert ts.stream_id == s.stream_id
+    assert ts.stream_id != s.stream_id
     with torch.tpu.stream(ts):
-        assert torch.accelerator.current_stream().device == ts.device
+        assert torch.accelerator.current_stream() == ts
+    with pytest.raises(RuntimeError, match="invalid device ordinal"):
+        torch.tpu.current_stream(99)
     with pytest.raises(RuntimeError, match="invalid device ordinal"):
         torch.Stream(device="tpu:99")
 
@@ -210,6 +227,10 @@ def test_stream_context_and_set_stream_switch_devices_as_on_cuda():
         assert entered is on_second and torch.tpu.current_device() == 1
         assert torch.tpu.current_stream().device == torch.device("tpu", 1)
         assert torch.ones(2, device="tpu").device == torch.device("tpu", 1)
+    assert torch.tpu.current_device() == 0
+    with torch.Stream(device="tpu:2"):  # torch.Stream's own context manager
+        assert torch.tpu.current_device() == 2
+        assert torch.ones(2, device="tpu").device == torch.device("tpu", 2)
     assert torch.tpu.current_device() == 0
     with torch.tpu.StreamContext(None):
         assert torch.tpu.current_device() == 0

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "aten/device_guard.h"
 #include "runtime/current_device.h"
 #include "runtime/runtime.h"
 
@@ -128,6 +129,12 @@ std::pair<size_t, size_t> memory_info(c10::DeviceIndex device) {
 }
 
 class TpuAllocator final : public c10::DeviceAllocator {
+  static c10::DeviceIndex valid_index(c10::DeviceIndex device) {
+    device = resolve_device_index(device);
+    check_device_index(device);
+    return device;
+  }
+
  public:
   c10::DataPtr allocate(size_t nbytes) override {
     auto device = static_cast<c10::DeviceIndex>(runtime::current_device());
@@ -150,14 +157,18 @@ class TpuAllocator final : public c10::DeviceAllocator {
   void emptyCache(c10::MempoolId_t) override {}
   // One in-order queue per device: a buffer is never reused across queues.
   void recordStream(const c10::DataPtr&, c10::Stream) override {}
+  // torch.accelerator's memory queries: a device that does not exist is
+  // refused as CUDA refuses it ("invalid device ordinal").
   c10::CachingDeviceAllocator::DeviceStats getDeviceStats(c10::DeviceIndex device) override {
-    return device_stats(device);
+    return device_stats(valid_index(device));
   }
   void resetAccumulatedStats(c10::DeviceIndex device) override {
-    runtime::memory_stats(device).reset_accumulated();
+    runtime::memory_stats(valid_index(device)).reset_accumulated();
   }
-  void resetPeakStats(c10::DeviceIndex device) override { runtime::memory_stats(device).reset_peak(); }
-  std::pair<size_t, size_t> getMemoryInfo(c10::DeviceIndex device) override { return memory_info(device); }
+  void resetPeakStats(c10::DeviceIndex device) override { runtime::memory_stats(valid_index(device)).reset_peak(); }
+  std::pair<size_t, size_t> getMemoryInfo(c10::DeviceIndex device) override {
+    return memory_info(valid_index(device));
+  }
 
   // Device memory is never host-addressable: a copy between two tpu
   // storages is a device operation (csrc/aten/copy.cc), never a memcpy.

@@ -3,9 +3,12 @@
 // use them.
 //
 // Each device is one in-order queue (runtime/device_queue.h): every launch on
-// a device is tracked there and a synchronize waits for all of it. So each
-// device has exactly one stream, id 0; "new" and pool streams are that same
-// stream. Data dependencies between devices are ordered by PJRT itself
+// a device is tracked there and a synchronize waits for all of it. Streams
+// are names for that queue: the default stream has id 0, and each new or
+// pool stream gets its own id (so that `with stream:` makes it, and its
+// device, current, as torch.Stream's context manager does only for a stream
+// that is not current yet), but all of a device's streams run in its one
+// order. Data dependencies between devices are ordered by PJRT itself
 // (buffer definition events), so making one stream wait on an event needs no
 // work.
 #include "aten/device_guard.h"
@@ -20,8 +23,10 @@
 #include <chrono>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "aten/deferred_checks.h"
+#include "aten/dtypes.h"
 #include "aten/fused_graph.h"
 #include "runtime/current_device.h"
 #include "runtime/device_buffer.h"
@@ -190,18 +195,26 @@ class TpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
     if (device.index() >= 0) runtime::set_current_device(device.index());
   }
 
-  c10::Stream getStream(c10::Device device) const override { return queue_of(device); }
-  c10::Stream getDefaultStream(c10::Device device) const override { return queue_of(device); }
-  c10::Stream getStreamFromGlobalPool(c10::Device device, bool) const override {
-    return queue_of(device);
+  // The calling thread's current stream of the device (the default one
+  // until a stream is made current).
+  c10::Stream getStream(c10::Device device) const override {
+    const c10::DeviceIndex index = valid_index(device);
+    return stream_with_id(index, current_stream_ids()[index]);
   }
+  c10::Stream getDefaultStream(c10::Device device) const override {
+    return stream_with_id(valid_index(device), 0);
+  }
+  c10::Stream getStreamFromGlobalPool(c10::Device device, bool) const override { return getNewStream(device, 0); }
   c10::Stream getNewStream(c10::Device device, int) const override {
-    check_device_index(resolve_device_index(device.index()));
-    return queue_of(device);
+    static std::atomic<c10::StreamId> next_id{1};
+    return stream_with_id(valid_index(device), next_id++);
   }
-  // There is nothing to switch to: the stream stays the device's queue.
   c10::Stream exchangeStream(c10::Stream stream) const override {
-    return queue_of(stream.device());
+    const c10::DeviceIndex index = valid_index(stream.device());
+    c10::StreamId& current = current_stream_ids()[index];
+    const c10::Stream previous = stream_with_id(index, current);
+    current = stream.id();
+    return previous;
   }
 
   // Never throws, as PyTorch requires. Before the runtime exists this
@@ -223,19 +236,20 @@ class TpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
 
   c10::DeviceCapability getDeviceCapability(c10::Device device) const override {
     check_device_index(resolve_device_index(device.index()));
+    // The dtypes that have an XLA element type here (dtypes.h); the
+    // rest (quantized, 1 - 7 bit integers, 4-bit floats, complex32,
+    // bits, e8m0) are refused by every op.
+    const bool tpu_platform = runtime::Runtime::get().client().platform_name() == "tpu";
+    auto supported = [tpu_platform](c10::ScalarType type) {
+      // TPUs have no 64-bit floating point.
+      const bool f64 = type == c10::ScalarType::Double || type == c10::ScalarType::ComplexDouble;
+      return has_element_type(type) && !(tpu_platform && f64);
+    };
     c10::DeviceCapability capability;
     auto& types = capability.capability_data.supported_scalar_types;
-    // Quantized tensors have no lowering on XLA here.
-    types.has_QInt8 = 0;
-    types.has_QUInt8 = 0;
-    types.has_QInt32 = 0;
-    types.has_QUInt4x2 = 0;
-    types.has_QUInt2x4 = 0;
-    // TPUs have no 64-bit floating point.
-    if (runtime::Runtime::get().client().platform_name() == "tpu") {
-      types.has_Double = 0;
-      types.has_ComplexDouble = 0;
-    }
+#define TPU_SET_SUPPORTED(_, name) types.has_##name = supported(c10::ScalarType::name);
+    AT_FORALL_SCALAR_TYPES_WITH_COMPLEX_AND_QINTS(TPU_SET_SUPPORTED)
+#undef TPU_SET_SUPPORTED
     return capability;
   }
 
@@ -318,9 +332,22 @@ class TpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
     TORCH_CHECK(device.type() == kTpu, "expected a tpu device, got ", device);
   }
 
-  static c10::Stream queue_of(c10::Device device) {
-    return c10::Stream(c10::Stream::DEFAULT,
-                       c10::Device(kTpu, resolve_device_index(device.index())));
+  static c10::DeviceIndex valid_index(c10::Device device) {
+    check_type(device);
+    const c10::DeviceIndex index = resolve_device_index(device.index());
+    check_device_index(index);
+    return index;
+  }
+
+  static c10::Stream stream_with_id(c10::DeviceIndex index, c10::StreamId id) {
+    return c10::Stream(c10::Stream::UNSAFE, c10::Device(kTpu, index), id);
+  }
+
+  // Per thread, as CUDA's current streams are.
+  static std::vector<c10::StreamId>& current_stream_ids() {
+    thread_local std::vector<c10::StreamId> ids;
+    if (ids.size() < static_cast<size_t>(runtime_device_count())) ids.resize(runtime_device_count(), 0);
+    return ids;
   }
 };
 

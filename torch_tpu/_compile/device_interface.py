@@ -67,16 +67,15 @@ class TpuInterface(_di.DeviceInterface):
 
     @staticmethod
     def set_stream(stream: torch.Stream) -> None:
-        # One stream per device: making it current only selects its device.
-        tpu.set_device(stream.device_index)
+        tpu.set_stream(stream)
 
     @staticmethod
     def _set_stream_by_id(stream_id: int, device_index: int, device_type: int) -> None:
-        tpu.set_device(device_index)
+        tpu.set_stream(torch.Stream(stream_id=stream_id, device_index=device_index, device_type=device_type))
 
     @staticmethod
     def get_raw_stream(device_idx: int) -> int:
-        return 0  # the one in-order queue of the device
+        return 0  # every stream of a device is its one in-order queue
 
     @staticmethod
     def get_compute_capability(device: Any = None) -> str:

@@ -242,14 +242,16 @@ def get_device_properties(device: Any = None) -> _DeviceProperties:
     return _DeviceProperties(index, info, platform(), _total_memory(index))
 
 
-# Streams and events. Each tpu device is one in-order queue, so each device
-# has one stream; torch.Stream / torch.Event on "tpu" work through the
-# device guard (see csrc/aten/device_guard.cc for the exact semantics).
+# Streams and events. Each tpu device is one in-order queue; its streams
+# (the default one and each new one) are names for that queue, so work on
+# them runs in launch order. torch.Stream / torch.Event on "tpu" work through
+# the device guard (see csrc/aten/device_guard.cc for the exact semantics).
 
 
 class Stream(torch.Stream):
-    """A tpu stream: the one in-order queue of its device (the current
-    device by default). ``priority`` is accepted and has no effect."""
+    """A new tpu stream on a device (the current device by default). All
+    streams of a device run on its one in-order queue, so they never run
+    concurrently. ``priority`` is accepted and has no effect."""
 
     def __new__(cls, device: Any = None, priority: int = 0):
         _lazy_init()
@@ -286,17 +288,20 @@ class Event(torch.Event):
 
 
 def current_stream(device: Any = None) -> torch.Stream:
-    """The stream of a tpu device (its one in-order queue)."""
+    """The calling thread's current stream of a tpu device."""
     _lazy_init()
     return torch.accelerator.current_stream(torch.device("tpu", _device_index(device)))
 
 
-default_stream = current_stream
+def default_stream(device: Any = None) -> torch.Stream:
+    """The default stream of a tpu device (stream id 0)."""
+    _lazy_init()
+    return torch.Stream(stream_id=0, device_index=_device_index(device),
+                        device_type=int(torch._C._autograd.DeviceType.PrivateUse1))
 
 
 def set_stream(stream: torch.Stream) -> None:
-    """Makes `stream` current: as there is one stream per device, this makes
-    its device current."""
+    """Makes `stream` current on its device, and that device current."""
     torch.accelerator.set_stream(stream)
 
 
