@@ -464,3 +464,43 @@ def test_an_unknown_mode_is_refused():
         compiled(torch.ones(2, device="tpu"))
     torch._dynamo.reset()
     assert torch.compile(lambda x: x + 1, backend="tpu", mode="reduce-overhead")(torch.ones(2, device="tpu")).sum() == 4
+
+
+def test_channels_last_convolutions_inside_cond_branches_and_export():
+    # The branches are subgraphs: their views of a channels_last result must
+    # hold too (they failed with "view size is not compatible").
+    torch._dynamo.reset()
+    x = torch.randn(2, 3, 4, 5).contiguous(memory_format=torch.channels_last)
+    w = torch.randn(2, 3, 2, 2)
+
+    def f(x, w):
+        return torch.cond(x.sum() > -1e9, lambda x, w: F.conv2d(x, w).reshape(2, -1),
+                          lambda x, w: -F.conv2d(x, w).reshape(2, -1), (x, w))
+
+    got = torch.compile(f, backend="tpu")(x.to(TPU), w.to(TPU))
+    torch.testing.assert_close(got.cpu(), F.conv2d(x, w).reshape(2, -1), rtol=1e-5, atol=1e-5)
+
+    conv = nn.Conv2d(3, 4, 2)
+    flat = nn.Sequential(conv, nn.Flatten())
+    want = flat(x)
+    program = torch.export.export(flat.to(TPU), (x.to(TPU),)).run_decompositions()
+    torch.testing.assert_close(program.module()(x.to(TPU)).cpu(), want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_control_flow_under_autocast(compiled):
+    # PyTorch lets higher-order ops skip autocast only for CPU, CUDA and XPU.
+    torch._dynamo.reset()
+    x, w = torch.randn(4, 6), torch.randn(6, 6)
+
+    def f(x, w):
+        with torch.autocast(x.device.type, dtype=torch.bfloat16):
+            branch = torch.cond(x.sum() > 0, lambda x: x @ w, lambda x: x @ w.t(), (x,))
+            carried = torch._higher_order_ops.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, (y @ w).float()),
+                                                         (torch.zeros((), dtype=torch.int64, device=x.device), x))
+        return branch, carried[1]
+
+    run = torch.compile(f, backend="tpu") if compiled else f
+    for got, want in zip(run(x.to(TPU), w.to(TPU)), f(x, w)):
+        assert got.dtype == want.dtype
+        torch.testing.assert_close(got.float().cpu(), want.float(), rtol=2e-2, atol=5e-2)

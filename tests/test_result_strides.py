@@ -275,6 +275,44 @@ def test_channels_last_results_stay_channels_last(name):
     torch.testing.assert_close(got.cpu(), want, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("make", [lambda: torch.arange(12.0).reshape(3, 4).t(),
+                                  lambda: torch.randn(2, 3, 4, 5).permute(0, 2, 1, 3)])
+def test_roll_of_a_permuted_input_is_row_major(make):
+    # CPU's and CUDA's roll keep only a channels_last format.
+    x = make()
+    got, want = to_tpu(x).roll(1, 0), x.roll(1, 0)
+    assert got.stride() == want.stride()
+    torch.testing.assert_close(got.view(-1).cpu(), want.view(-1))
+
+
+@pytest.mark.parametrize("weight_channels_last", [False, True])
+def test_convolution_fake_layouts_match_the_kernels(weight_channels_last):
+    """Graph capture predicts each convolution result's strides; they must
+    be the ones the tpu kernels return (a traced view of a result predicted
+    row-major failed on the channels_last one)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    x = torch.randn(2, 3, 6, 5)
+    w = torch.randn(4, 3, 2, 2)
+    if weight_channels_last:
+        w = channels_last(4, 3, 2, 2)
+    else:
+        x = channels_last(2, 3, 6, 5)
+    xt, wt = to_tpu(x).requires_grad_(), to_tpu(w).requires_grad_()
+    forward = lambda a, b: F.conv2d(a, b)
+    transposed = lambda a, b: F.conv_transpose2d(a, b.transpose(0, 1))
+    for f in (forward, transposed):
+        real = f(xt, wt)
+        grads = torch.autograd.grad(real.sum(), (xt, wt))
+        mode = FakeTensorMode()
+        fx, fw = mode.from_tensor(xt), mode.from_tensor(wt)
+        with mode:
+            fake = f(fx, fw)
+            fake_grads = torch.autograd.grad(fake.sum(), (fx, fw))
+        assert fake.stride() == real.stride()
+        assert [g.stride() for g in fake_grads] == [g.stride() for g in grads]
+
+
 def test_conv_gradients_take_the_channels_last_layout():
     x = channels_last(2, 4, 5, 6).requires_grad_()
     w = torch.randn(3, 4, 3, 3)

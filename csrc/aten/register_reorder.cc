@@ -135,9 +135,9 @@ at::Tensor roll(const at::Tensor& self, c10::SymIntArrayRef shifts_sym, at::IntA
                                return ops::lower_roll(b, t[0], shifts, dims);
                              }))
                           .at(0);
-  // CPU rolls along dims into empty_like(self); a flat roll goes through a
-  // contiguous view.
-  return dims.empty() ? rolled : in_layout_of(rolled, self);
+  // CPU's roll keeps a channels_last input's format and is row-major
+  // otherwise (a transposed input gives a contiguous result), as CUDA's.
+  return dims.empty() ? rolled : in_memory_format_of(rolled, self);
 }
 
 at::Tensor repeat(const at::Tensor& self, c10::SymIntArrayRef repeats_sym) {

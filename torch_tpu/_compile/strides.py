@@ -25,13 +25,18 @@ _VIEWS = (aten.view.default, aten._unsafe_view.default)
 
 
 def views_to_reshapes(gm: torch.fx.GraphModule) -> None:
-    changed = False
-    for node in gm.graph.nodes:
-        if node.op == "call_function" and node.target in _VIEWS:
-            node.target = aten.reshape.default
-            changed = True
-    if changed:
-        gm.recompile()
+    """In the graph and in its subgraphs (the branches and bodies of
+    torch.cond, while_loop, scan, ...)."""
+    for module in gm.modules():
+        if not isinstance(module, torch.fx.GraphModule):
+            continue
+        changed = False
+        for node in module.graph.nodes:
+            if node.op == "call_function" and node.target in _VIEWS:
+                node.target = aten.reshape.default
+                changed = True
+        if changed:
+            module.recompile()
 
 
 def traced_layouts(gm: torch.fx.GraphModule) -> list[Any]:
