@@ -86,6 +86,8 @@ def test_small_errors_of_their_own_kind():
     assert_same(lambda x, t: F.nll_loss(x, t), torch.randn(3).log_softmax(0), torch.tensor([1]))
     raises_like_cpu(torch.histc, torch.tensor([1.0, math.inf]), match="not finite")
     raises_like_cpu(torch.histc, torch.tensor([1.0, math.nan]), match="not finite")
+    for lo, hi in ((math.nan, math.nan), (0.0, math.nan), (math.nan, 1.0)):
+        raises_like_cpu(lambda t: torch.histc(t, 5, min=lo, max=hi), torch.tensor([1.0, 2.0]), match="not finite")
     assert_same(torch.histc, torch.tensor([1.0, 2.0, 2.5]))
     raises_like_cpu(F.binary_cross_entropy, torch.tensor([0.3, 0.6]), torch.tensor([0.0, 2.0]), match="target")
     raises_like_cpu(F.binary_cross_entropy, torch.tensor([0.3, 1.6]), torch.tensor([0.0, 2.0]), match="input")

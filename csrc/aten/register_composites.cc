@@ -201,7 +201,8 @@ Tensor tpu_histc(const Tensor& self, int64_t bins, const c10::Scalar& min, const
                               c10::isComplexType(self.scalar_type()) ? "aminmax_cpu" : "histogram_cpu",
                               "\" not implemented for '", self.scalar_type(), "'");
   double lo_v = min.toDouble(), hi_v = max.toDouble();
-  TORCH_CHECK(lo_v <= hi_v, "torch.histc: max must be larger than min");
+  // NaN fails the finiteness check, as on CPU, not the order one.
+  TORCH_CHECK(std::isnan(lo_v) || std::isnan(hi_v) || lo_v <= hi_v, "torch.histc: max must be larger than min");
   TORCH_CHECK(std::isfinite(lo_v) && std::isfinite(hi_v), "torch.histc: range of [", lo_v, ", ", hi_v,
               "] is not finite");
   const auto compute = integral ? self.options().dtype(at::kLong) : self.options();
