@@ -198,3 +198,19 @@ def test_qat_training_steps_match_cpu():
             torch.testing.assert_close(got.cpu(), want, rtol=1e-4, atol=1e-4, msg=name)
         else:
             assert torch.equal(got.cpu(), want), name
+
+
+@pytest.mark.parametrize("fallback", [False, True])
+def test_quantized_tensors_are_refused_naming_the_dtype(fallback):
+    import torch_tpu
+
+    cases = [
+        lambda: torch.quantize_per_tensor(torch.randn(3, device="tpu"), 0.1, 0, torch.quint8),
+        lambda: torch.empty(3, dtype=torch.qint8, device="tpu"),
+        lambda: torch.quantize_per_tensor(torch.randn(3), 0.1, 0, torch.quint8).to("tpu"),
+        lambda: torch.randn(3, device="tpu").to(torch.qint32),
+    ]
+    with torch_tpu.cpu_fallback(fallback):
+        for case in cases:
+            with pytest.raises(NotImplementedError, match=r"dtype Q\w+ is not supported on tpu \(quantized"):
+                case()

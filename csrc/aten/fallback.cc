@@ -5,8 +5,9 @@
 #include <torch/library.h>
 
 #include <atomic>
-#include <optional>
 #include <mutex>
+#include <optional>
+#include <string>
 
 #include "runtime/config.h"
 
@@ -44,9 +45,43 @@ void check_one_device(const c10::OperatorHandle& op, const torch::jit::Stack& st
               *tpu, " and ", *cpu, "! (when checking arguments for ", name, ")");
 }
 
+std::string name_of(const c10::OperatorHandle& op) {
+  return op.schema().operator_name().name +
+         (op.schema().overload_name().empty() ? "" : "." + op.schema().overload_name());
+}
+
+// The quantized dtype a call asks for (a quantized tensor argument or a
+// quantized `dtype`), if any.
+std::optional<c10::ScalarType> quantized_dtype(const c10::OperatorHandle& op, const torch::jit::Stack& stack) {
+  const auto& args = op.schema().arguments();
+  auto values = torch::jit::last(stack, args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const c10::IValue& v = values[i];
+    if (v.isTensor() && v.toTensor().defined() && v.toTensor().is_quantized()) return v.toTensor().scalar_type();
+    if (args[i].name() == "dtype" && v.isInt() && c10::isQIntType(static_cast<c10::ScalarType>(v.toInt()))) {
+      return static_cast<c10::ScalarType>(v.toInt());
+    }
+  }
+  return std::nullopt;
+}
+
+// Quantized tensors have no tpu form. The CPU fallback's hint cannot help
+// (it would make a CPU quantized tensor the caller wants on tpu), so these
+// calls get their own message.
+void refuse_quantized(const std::string& name, std::optional<c10::ScalarType> dtype) {
+  TORCH_CHECK_NOT_IMPLEMENTED(false, name, ": ", dtype ? "dtype " + std::string(c10::toString(*dtype)) : "a quantized tensor",
+                              " is not supported on tpu (quantized tensors have no tpu form; the fake quantization "
+                              "of quantization-aware training runs on float tensors, and a trained model converts "
+                              "on the CPU)");
+}
+
+void quantized_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  refuse_quantized(name_of(op), quantized_dtype(op, *stack));
+}
+
 void tpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  const std::string name = op.schema().operator_name().name +
-                           (op.schema().overload_name().empty() ? "" : "." + op.schema().overload_name());
+  const std::string name = name_of(op);
+  if (auto dtype = quantized_dtype(op, *stack)) refuse_quantized(name, dtype);
   check_one_device(op, *stack, name);
   // Some ops exist only for CUDA (or other devices): the CPU fallback
   // cannot run them either, so it is not offered.
@@ -93,6 +128,10 @@ void reset_cpu_fallback_counts() {
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&tpu_fallback>());
+}
+
+TORCH_LIBRARY_IMPL(_, QuantizedPrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&quantized_fallback>());
 }
 
 }  // namespace torch_tpu::aten
