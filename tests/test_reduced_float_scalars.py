@@ -60,3 +60,24 @@ def test_float16_division_by_a_large_number_is_not_zero():
     expected = x / 65536.0
     assert (expected != 0).all()
     torch.testing.assert_close((x.to(TPU) / 65536.0).cpu(), expected, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("op", [
+    torch.fmod, torch.remainder, torch.atan2, torch.floor_divide, torch.xlogy, torch.pow,
+    lambda a, b: torch.add(a, b, alpha=2), lambda a, b: torch.sub(a, b, alpha=3),
+    lambda a, b: torch.addcmul(a, b, b), lambda a, b: torch.addcdiv(a, b, b, value=2),
+])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_integer_operands_round_to_the_reduced_result_first(op, dtype):
+    # TensorIterator casts an int16 2049 to f16 2048 (and int32 2**31 - 1
+    # to inf) before the op computes in f32.
+    a = torch.tensor([2049, 2**15 - 1, -2047, 3], dtype=torch.int16)
+    big = torch.tensor([2**31 - 1, -5, 7, 1], dtype=torch.int32)
+    b = torch.tensor([2.0, 0.5, -3.0, 1.0], dtype=dtype)
+    for x in (a, big):
+        want = op(x, b)
+        got = op(x.to("tpu"), b.to("tpu"))
+        assert got.dtype == want.dtype
+        # One unit in the last place for the transcendental ones (xlogy).
+        ulp = 2e-3 if dtype == torch.float16 else 1.6e-2
+        torch.testing.assert_close(got.cpu(), want, equal_nan=True, rtol=ulp, atol=0)

@@ -249,6 +249,12 @@ def test_logical(op):
     assert_same(lambda x, y: getattr(x.clone(), op + "_")(y), make((3,), torch.float32), make((3,), torch.bool))
     assert_same(lambda x, y: fn(x, y, out=torch.empty(0, dtype=torch.int64, device=x.device)),
                 make((3,), torch.float32), make((3,), torch.int32))
+    # The truth of each operand after the cast to the common dtype: a 0-dim
+    # int16 256 meets uint8 as 0.
+    assert_same(lambda x, y: fn(x.to(y.device), y), torch.tensor(256, dtype=torch.int16),
+                torch.tensor([1, 0], dtype=torch.uint8))
+    with pytest.raises(RuntimeError, match="Promotion for uint16, uint32, uint64 types is not supported"):
+        fn(torch.ones(2, dtype=torch.uint16, device="tpu"), torch.ones(2, dtype=torch.int32, device="tpu"))
 
 
 @pytest.mark.parametrize("op", ["bitwise_and", "bitwise_or", "bitwise_xor"])

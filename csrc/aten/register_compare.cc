@@ -21,6 +21,7 @@
 #include "aten/elementwise_args.h"
 #include "aten/op_runner.h"
 #include "aten/result_layout.h"
+#include "ops/broadcast.h"
 #include "ops/elementwise/compare.h"
 
 namespace torch_tpu::aten {
@@ -162,38 +163,45 @@ const char* logical_name(LogicalOp op, bool bitwise) {
   return "?";
 }
 
-// Logical ops read each operand's truth in its own dtype.
+// Logical ops read the operands' truth after casting them to their common
+// dtype, as CPU's comparison iterator does (int16 256 meets uint8 as 0);
+// result_type raises CPU's error for the unsigned types it cannot promote.
 Binary logical_call(LogicalOp op, const at::Tensor& self, const at::Tensor& other) {
+  const ScalarType common = at::result_type(self, other);
   Binary p{OpCall{logical_name(op, false), "", {}, {}}, {}, {}};
-  p.x = add_operand(p.call, self, self.scalar_type());
-  p.y = add_operand(p.call, other, other.scalar_type());
+  p.x = add_operand(p.call, self, common);
+  p.y = add_operand(p.call, other, common);
   p.call.attributes.push_back(static_cast<char>(op));
+  append_type(p.call.attributes, common);
   append_slot(p.call.attributes, p.x);
   append_slot(p.call.attributes, p.y);
   return p;
 }
 
-BinaryLowering logical_lowering(LogicalOp op) {
-  return [op](hlo::Builder& b, const hlo::Value& x, const hlo::Value& y) { return ops::lower_logical(b, op, x, y); };
+BinaryLowering logical_lowering(LogicalOp op, const at::Tensor& self, const at::Tensor& other) {
+  return [op, common = to_element_type(at::result_type(self, other))](hlo::Builder& b, const hlo::Value& x,
+                                                                      const hlo::Value& y) {
+    return ops::lower_logical(b, op, ops::convert_to(b, x, common), ops::convert_to(b, y, common));
+  };
 }
 
 template <LogicalOp Op>
 at::Tensor logical(const at::Tensor& self, const at::Tensor& other) {
   broadcast_shape(self, other);
-  return run_binary(logical_call(Op, self, other), logical_lowering(Op));
+  return run_binary(logical_call(Op, self, other), logical_lowering(Op, self, other));
 }
 
 template <LogicalOp Op>
 at::Tensor& logical_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
   prepare_out(out, broadcast_shape(self, other), false, {self, other});
-  run_binary_into(logical_call(Op, self, other), logical_lowering(Op), out);
+  run_binary_into(logical_call(Op, self, other), logical_lowering(Op, self, other), out);
   return out;
 }
 
 template <LogicalOp Op>
 at::Tensor& logical_(at::Tensor& self, const at::Tensor& other) {
   prepare_out(self, broadcast_shape(self, other), true);
-  run_binary_into(logical_call(Op, self, other), logical_lowering(Op), self);
+  run_binary_into(logical_call(Op, self, other), logical_lowering(Op, self, other), self);
   return self;
 }
 
