@@ -73,9 +73,59 @@ hlo::Value bessel_i1(hlo::Builder& b, const hlo::Value& x, bool scaled) {
   return scaled ? e : b.multiply(e, b.exponential(b.abs(x)));
 }
 
+// zeta(s) for an integer s >= 2, to double precision: the first 63
+// terms and the Euler-Maclaurin tail.
+double zeta_of_integer(int s) {
+  constexpr int kTerms = 64;
+  double sum = 0;
+  for (int i = 1; i < kTerms; ++i) sum += std::pow(i, -s);
+  const double n = kTerms;
+  return sum + std::pow(n, 1 - s) / (s - 1) + 0.5 * std::pow(n, -s) + s * std::pow(n, -s - 1) / 12.0 -
+         s * (s + 1.0) * (s + 2.0) * std::pow(n, -s - 3) / 720.0 +
+         s * (s + 1.0) * (s + 2.0) * (s + 3.0) * (s + 4.0) * std::pow(n, -s - 5) / 30240.0;
+}
+
+// lgamma(1 + z) for |z| <= 1/2 from its Taylor series,
+// -gamma z + sum_k>=2 (-1)^k zeta(k) / k z^k, in nested form: accurate
+// relative to the result near lgamma's zeros at 1 and 2, where XLA's
+// approximation (chlo.lgamma) leaves an absolute error of about 5e-7 in
+// float32 (lgamma(1) was 4.8e-7, biasing Poisson log-likelihoods).
+hlo::Value lgamma_1p_series(hlo::Builder& b, const hlo::Value& z) {
+  constexpr int kOrder = 30;  // 0.5^31 / 31: below float32's resolution
+  constexpr double kEulerGamma = 0.57721566490153286061;
+  hlo::Value series = k(b, (kOrder % 2 ? -1.0 : 1.0) * zeta_of_integer(kOrder) / kOrder, z);
+  for (int i = kOrder - 1; i >= 2; --i) {
+    series = b.add(b.multiply(series, z), k(b, (i % 2 ? -1.0 : 1.0) * zeta_of_integer(i) / i, z));
+  }
+  series = b.add(b.multiply(series, z), k(b, -kEulerGamma, z));
+  return b.multiply(series, z);
+}
+
 // ln|Gamma(x)|, +inf at the poles and at +-inf like std::lgamma.
 hlo::Value lgamma(hlo::Builder& b, const hlo::Value& x) {
   hlo::Value r = b.unary("chlo.lgamma", x);
+  if (x.dtype() == ElementType::kF32) {
+    // (0, 0.5): lgamma(1 + x) - log(x); [0.5, 1.5): lgamma(1 + z);
+    // [1.5, 2.5): lgamma(1 + z) + log1p(z),
+    // z = x - 2; [2.5, 3.5): that plus log(x - 1), z = x - 3 (the
+    // differences are exact).
+    auto within = [&](double lo, double hi) {
+      return b.and_(b.compare(x, k(b, lo, x), "GE"), b.compare(x, k(b, hi, x), "LT"));
+    };
+    auto offset = [&](const hlo::Value& in, double centre) {
+      return b.select(in, b.subtract(x, k(b, centre, x)), k(b, 0, x));
+    };
+    hlo::Value near_zero = within(0, 0.5);
+    hlo::Value near_one = within(0.5, 1.5), near_two = within(1.5, 2.5), near_three = within(2.5, 3.5);
+    hlo::Value z0 = offset(near_zero, 0), z1 = offset(near_one, 1), z2 = offset(near_two, 2), z3 = offset(near_three, 3);
+    // (0, 0.5): lgamma(1 + x) - log(x).
+    hlo::Value from_zero = b.subtract(lgamma_1p_series(b, z0), b.log(b.select(near_zero, x, k(b, 1, x))));
+    hlo::Value from_two = b.add(lgamma_1p_series(b, z2), b.log_plus_one(z2));
+    hlo::Value from_three = b.add(b.add(lgamma_1p_series(b, z3), b.log_plus_one(z3)),
+                                  b.log(b.select(near_three, b.subtract(x, k(b, 1, x)), k(b, 1, x))));
+    r = b.select(near_one, lgamma_1p_series(b, z1), b.select(near_two, from_two, b.select(near_three, from_three, r)));
+    r = b.select(b.and_(near_zero, b.compare(x, k(b, 0, x), "GT")), from_zero, r);
+  }
   hlo::Value pole = b.and_(b.compare(x, k(b, 0, x), "LE"), is_integral(b, x));
   hlo::Value inf = b.compare(b.abs(x), k(b, INFINITY, x), "EQ");
   return b.select(b.or_(pole, inf), k(b, INFINITY, x), r);
