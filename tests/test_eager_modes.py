@@ -404,6 +404,11 @@ def test_in_place_updates_donate_their_buffers(mode):
         x[1:].sub_(1)  # a partial write reads and updates the storage: donated too
         assert x[:3].tolist() == [6.0, 5.0, 5.0]
         assert torch.tpu.max_memory_allocated() - base < n * 4 // 2
+        torch.tpu.reset_peak_memory_stats()
+        x[2:4] = torch.tensor([7.0, 8.0], device="tpu")  # copy_ into a slice (a KV-cache write)
+        x[4:6].copy_(torch.tensor([9, 10], device="tpu"))
+        assert x[:7].tolist() == [6.0, 5.0, 7.0, 8.0, 9.0, 10.0, 5.0]
+        assert torch.tpu.max_memory_allocated() - base < n * 4 // 2
         y = x.clone()  # shares x's value: x.add_ must not donate it
         x.add_(1)
         x.add_(x)  # x's buffer read twice by one program: one argument, donated

@@ -36,12 +36,16 @@ void copy_on_device(const at::Tensor& src, const at::Tensor& dst) {
   // write makes a new one), so dst can share src's value, in the type it
   // was written with (an untyped storage copy, as deepcopy makes, keeps an
   // i64 value i64 instead of turning it into bytes). No program runs.
-  const Operand from = make_operand(src, "aten::copy_");
-  const Operand to = make_operand(dst, "aten::copy_");
-  if (from.buffer && from.whole_storage && to.whole_storage && from.dtype == to.dtype &&
-      from.sizes == to.sizes && src.storage().nbytes() == dst.storage().nbytes()) {
-    storage_value(dst.storage()).set_value(from.buffer);
-    return;
+  {
+    // Scoped: an operand holds its buffer, and a partial write below can
+    // reuse dst's storage buffer in place only when nothing else holds it.
+    const Operand from = make_operand(src, "aten::copy_");
+    const Operand to = make_operand(dst, "aten::copy_");
+    if (from.buffer && from.whole_storage && to.whole_storage && from.dtype == to.dtype &&
+        from.sizes == to.sizes && src.storage().nbytes() == dst.storage().nbytes()) {
+      storage_value(dst.storage()).set_value(from.buffer);
+      return;
+    }
   }
   OpCall call{"aten::copy_", "", {src}, {}};
   const auto out_dims = dst.sizes().vec();
