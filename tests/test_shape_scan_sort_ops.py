@@ -479,3 +479,26 @@ def test_searchsorted_of_complex_is_refused_as_on_cpu():
     for d in ("cpu", "tpu"):
         with pytest.raises(NotImplementedError, match="searchsorted_out_cpu.*ComplexFloat"):
             torch.searchsorted(torch.tensor([1 + 1j], device=d), torch.tensor([1 + 1j], device=d))
+
+
+@pytest.mark.parametrize("n", [65, 100, 1000, 4097])
+def test_long_scans_by_blocks_match_cpu(n):
+    # Beyond 64 elements a scan goes by blocks of 32 (their totals scanned
+    # recursively): every op built on it, along any dimension.
+    g = torch.Generator().manual_seed(n)
+    x = (torch.randn(3, n, 2, generator=g) * 3).round()
+    x[0, n // 2, 0] = float("nan")
+    cases = {
+        "cumsum": lambda t: t.cumsum(1),
+        "cumsum_int": lambda t: t.nan_to_num().long().cumsum(1),
+        "cumprod": lambda t: (t.nan_to_num() / 50).exp().cumprod(1),
+        "cummax": lambda t: t.cummax(1),
+        "cummin": lambda t: t.cummin(1),
+        "logcumsumexp": lambda t: t.logcumsumexp(1),
+        "nonzero": lambda t: (t.nan_to_num() > 2).nonzero(),
+        "masked_select": lambda t: t.masked_select(t.nan_to_num() > 2),
+    }
+    for name, f in cases.items():
+        want, got = f(x), f(x.to("tpu"))
+        for w, o in zip(want if isinstance(want, tuple) else (want,), got if isinstance(got, tuple) else (got,)):
+            torch.testing.assert_close(o.cpu(), w, rtol=1e-5, atol=1e-4, equal_nan=True, msg=name)
