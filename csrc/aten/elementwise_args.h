@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "aten/op_runner.h"
+#include "ops/broadcast.h"
 
 namespace torch_tpu::aten {
 
@@ -18,6 +19,15 @@ struct ArgSlot {
   const hlo::Value& pick(const std::vector<hlo::Value>& tensors,
                          const std::vector<hlo::Value>& scalars) const {
     return scalar ? scalars[index] : tensors[index];
+  }
+
+  // The operand as an op's lowering takes it: a tensor cast to the result
+  // type `result` first, as TensorIterator casts operands (int16 2049 meets
+  // an f16 result as 2048), also where the op then computes in f32; a
+  // scalar as it travels (already in the type CPU gives it).
+  hlo::Value in_result_type(hlo::Builder& b, const std::vector<hlo::Value>& tensors,
+                            const std::vector<hlo::Value>& scalars, ElementType result) const {
+    return scalar ? scalars[index] : ops::convert_to(b, tensors[index], result);
   }
 };
 

@@ -126,14 +126,8 @@ LoweringBody body(Binary op, const Prepared& p) {
   return [op, self = p.self, other = p.other, has_alpha = p.has_alpha, out = p.out, wide = p.compute,
           mode = p.mode, flag = p.zero_flag](hlo::Builder& b, const std::vector<hlo::Value>& tensors,
                               const std::vector<hlo::Value>& scalars) {
-    // Tensor operands are cast to the result type first (int16 2049 meets
-    // f16 as 2048), as TensorIterator casts them, also where the result is
-    // computed in f32; scalars already have the type CPU gives them.
-    auto operand = [&](const ArgSlot& slot) {
-      return slot.scalar ? slot.pick(tensors, scalars) : ops::convert_to(b, slot.pick(tensors, scalars), out);
-    };
-    const hlo::Value x = operand(self);
-    const hlo::Value y = operand(other);
+    const hlo::Value x = self.in_result_type(b, tensors, scalars, out);
+    const hlo::Value y = other.in_result_type(b, tensors, scalars, out);
     std::optional<hlo::Value> alpha;
     if (has_alpha) alpha = scalars.back();
     // 8-bit floats compute in f32 and round once, saturating as CPU's

@@ -413,14 +413,8 @@ LoweringBody binary_body(BinaryMathOp op, const Binary& p) {
   return [op, x = p.x, y = p.y, flag = p.zero_flag, out = to_element_type(p.result),
           compute = to_element_type(p.compute)](hlo::Builder& b, const std::vector<hlo::Value>& t,
                                                 const std::vector<hlo::Value>& s) {
-    // Tensor operands are cast to the result type first (f16 2049 is
-    // 2048), as TensorIterator casts them, even where the lowering then
-    // computes in f32; scalars already have the type CPU gives them.
-    auto operand = [&](const ArgSlot& slot) {
-      return slot.scalar ? slot.pick(t, s) : ops::convert_to(b, slot.pick(t, s), out);
-    };
-    const hlo::Value l = operand(x);
-    const hlo::Value r = operand(y);
+    const hlo::Value l = x.in_result_type(b, t, s, out);
+    const hlo::Value r = y.in_result_type(b, t, s, out);
     std::vector<hlo::Value> results{ops::convert_to(b, ops::lower_binary_math(b, op, l, r, compute), out)};
     if (flag) {
       // only divisors that meet a dividend count (an empty result divides nothing)

@@ -56,12 +56,8 @@ Call prepare(const char* name, const std::vector<Arg>& args, c10::ScalarType dty
 LoweringBody body_of(const Call& c, Lower lower) {
   return [slots = c.slots, out = c.out, compute = c.compute, lower](
              hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>& s) {
-    // Tensor operands are cast to the result type first, as TensorIterator
-    // casts them, then computed in `compute`.
     std::vector<hlo::Value> values;
-    for (const ArgSlot& slot : slots) {
-      values.push_back(slot.scalar ? slot.pick(t, s) : ops::convert_to(b, slot.pick(t, s), out));
-    }
+    for (const ArgSlot& slot : slots) values.push_back(slot.in_result_type(b, t, s, out));
     return std::vector<hlo::Value>{ops::convert_to(b, lower(b, values, compute), out)};
   };
 }

@@ -27,7 +27,6 @@
 #include "aten/op_runner.h"
 #include "aten/out_args.h"
 #include "aten/result_layout.h"
-#include "ops/broadcast.h"
 #include "ops/elementwise/unary.h"
 
 namespace torch_tpu::aten {
@@ -352,12 +351,8 @@ PowTensorCall pow_tensor_call(const at::Tensor& self, const at::Tensor& exponent
 LoweringBody pow_tensor_body(const PowTensorCall& p) {
   return [x = p.base, y = p.exponent, out = to_element_type(p.result)](
              hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>& s) {
-    // Tensor operands are cast to the result type first, as TensorIterator
-    // casts them (int16 2049 meets an f16 exponent as 2048).
-    auto operand = [&](const ArgSlot& slot) {
-      return slot.scalar ? slot.pick(t, s) : ops::convert_to(b, slot.pick(t, s), out);
-    };
-    return std::vector<hlo::Value>{ops::lower_pow(b, operand(x), operand(y), out)};
+    return std::vector<hlo::Value>{
+        ops::lower_pow(b, x.in_result_type(b, t, s, out), y.in_result_type(b, t, s, out), out)};
   };
 }
 
