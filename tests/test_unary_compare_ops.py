@@ -396,6 +396,10 @@ def test_pow_special_cases():
     assert_same(lambda t: torch.pow(t, 2), torch.tensor([200, 17], dtype=torch.uint8))  # wraps
     assert_same(lambda t: torch.pow(t, 256), torch.tensor([2, 1], dtype=torch.uint8))   # overflow error
     assert_same(lambda t: torch.pow(t, 1e40), x)                                        # inf exponent
+    for dtype in (torch.float16, torch.bfloat16):  # beyond the 16-bit range: CPU's overflow error
+        assert_same(lambda t: torch.pow(t, 1e39), make((4,), dtype))
+        assert_same(lambda t: torch.pow(t, INF), make((4,), dtype))
+    assert_same(lambda t: torch.pow(t, 70000), make((4,), torch.float16))
 
 
 def test_pow_tensor_tensor():

@@ -401,6 +401,10 @@ PowScalarCall pow_scalar_call(const at::Tensor& self, const c10::Scalar& exponen
     TORCH_CHECK(e >= 0, "Integers to negative integer powers are not allowed.");
   }
   if (p.result == ScalarType::Bool && e != 0 && e != 1) not_implemented_for("pow", p.result);
+  // CPU's kernel converts the exponent with c10's checked conversion, which
+  // refuses a finite value beyond a 16-bit float's range (float32 rounds).
+  if (p.result == ScalarType::Half) (void)exponent.to<at::Half>();
+  if (p.result == ScalarType::BFloat16) (void)exponent.to<at::BFloat16>();
   p.call.tensors.push_back(self);
   append_type(p.call.attributes, p.result);
   if (ops::is_special_pow_exponent(e) && (e == 0 || e == 1 || e == 2 || e == 3 || c10::isFloatingType(p.result))) {
