@@ -284,6 +284,44 @@ def test_debug_compare_cpu_catches_a_wrong_kernel(miscomputed_op):
     miscomputed_op(x)  # checks are gone with the mode
 
 
+def test_debug_checks_look_inside_tensor_subclasses(miscomputed_op):
+    """Subclasses with their own dispatch (DTensor and FSDP2's parameters
+    among them) are checked through the plain tensors inside them: calling
+    `.cpu()` or `isnan().any()` on the subclass itself failed."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.testing._internal.two_tensor import TwoTensor
+
+    a = torch.randn(3, device="tpu")
+    with torch_tpu.eager_mode("debug", check_finite=True, compare_cpu=True):
+        pair = TwoTensor(a, a * 2) + 1
+        torch.testing.assert_close(pair.a.cpu(), a.cpu() + 1)
+        with pytest.raises(RuntimeError, match=r"tpu_debug_test\.plus.*differs from the CPU"):
+            miscomputed_op(TwoTensor(a, a))
+        with pytest.raises(RuntimeError, match=r"aten\.log\.default produced NaN"):
+            TwoTensor(a, a).neg().abs().neg().log()
+        with FakeTensorMode():
+            assert (torch.empty(3, device="tpu") + 1).shape == (3,)
+        jagged = torch.nested.nested_tensor([a[:1], a], layout=torch.jagged)
+        torch.testing.assert_close((jagged * 2).values().cpu(), torch.cat([a[:1], a]).cpu() * 2)
+
+
+def test_debug_compare_cpu_names_itself_when_only_the_cpu_run_fails():
+    lib = torch.library.Library("tpu_debug_cpu_raises", "DEF")
+    try:
+        lib.define("twice(Tensor x) -> Tensor")
+        def refuse(x):
+            raise RuntimeError("no CPU path")
+        lib.impl("twice", refuse, "CPU")
+        lib.impl("twice", lambda x: x * 2, "PrivateUse1")
+        x = torch.ones(2, device="tpu")
+        with torch_tpu.eager_mode("debug", compare_cpu=True):
+            with pytest.raises(RuntimeError, match=r"twice.*ran on tpu, but its CPU run for comparison .*raised RuntimeError: no CPU path"):
+                torch.ops.tpu_debug_cpu_raises.twice(x)
+        assert torch.ops.tpu_debug_cpu_raises.twice(x).tolist() == [2.0, 2.0]
+    finally:
+        lib._destroy()
+
+
 @pytest.fixture()
 def miscomputed_inplace_op():
     """An op writing into its argument, whose tpu kernel disagrees with CPU's."""

@@ -70,7 +70,21 @@ def _recorded_call_site(recorded) -> str | None:
 
 
 def _is_tpu(x) -> bool:
-    return isinstance(x, torch.Tensor) and x.device.type == "tpu"
+    return isinstance(x, torch.Tensor) and x.device.type == "tpu" and not x.is_nested
+
+
+def _dispatches_itself(t: type) -> bool:
+    """A tensor subclass with its own `__torch_dispatch__` (DTensor and
+    FSDP2's parameters, jagged nested tensors, FakeTensor); Parameter is not."""
+    return t.__torch_dispatch__ is not torch.Tensor.__torch_dispatch__
+
+
+def _backed_by_a_mode(t: type) -> bool:
+    """Fake and functional tensors: their subclass handler expects its mode to
+    have handled the op; their ops hold no values to check."""
+    from torch._subclasses.fake_tensor import FakeTensor
+    from torch._subclasses.functional_tensor import FunctionalTensor
+    return issubclass(t, (FakeTensor, FunctionalTensor))
 
 
 def _runs_on_cpu(func) -> bool:
@@ -232,6 +246,14 @@ class DebugChecks(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if self.enabled and any(_dispatches_itself(t) for t in types):
+            # Checking the subclass itself would call `.cpu()` or `isnan()`
+            # on it (a DTensor's `item()` has no sharding rule). Handing the op
+            # to the subclass instead keeps this mode active for the ops it
+            # runs on the plain tensors inside, which are checked.
+            if any(_backed_by_a_mode(t) for t in types):
+                return func(*args, **kwargs)
+            return NotImplemented
         flat_inputs, _ = tree_flatten((args, kwargs))
         if not self.enabled or not any(_is_tpu(x) for x in flat_inputs):
             return func(*args, **kwargs)
@@ -267,6 +289,12 @@ class DebugChecks(TorchDispatchMode):
                 # A custom op whose CPU path is a stub (torch_tpu::stablehlo_call,
                 # or one that only a kernel implements): nothing to compare.
                 return out
+            except Exception as e:
+                # The tpu run succeeded: either it accepted input that CPU
+                # refuses, or the op's CPU path cannot run; either way the
+                # message says it was the comparison run that failed.
+                raise RuntimeError(f"tpu debug check: {func} ran on tpu, but its CPU run for comparison "
+                                   f"(compare_cpu=True) raised {type(e).__name__}: {e}; called at {call_site()}") from e
             expected = [t for t in tree_flatten(cpu_out)[0] if isinstance(t, torch.Tensor)]
             returned = {id(t) for t in tree_flatten(out)[0]}
             expected += [t for t, orig in zip(tree_flatten(_mutated_arguments(func, cpu_args, cpu_kwargs))[0],
