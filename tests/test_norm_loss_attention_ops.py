@@ -560,17 +560,21 @@ def test_multi_head_attention_inference_fast_path():
     padding = torch.zeros(4, 5, dtype=torch.bool)
     padding[1, -2:] = True
     causal = nn.Transformer.generate_square_subsequent_mask(5)
+    everything = padding.clone()
+    everything[2] = True  # a row with no key to attend to: NaN on CPU, in eval and training mode
     cases = [{}, {"need_weights": False}, {"average_attn_weights": False}, {"key_padding_mask": padding},
-             {"attn_mask": causal}, {"attn_mask": causal.bool(), "key_padding_mask": padding}]
+             {"attn_mask": causal}, {"attn_mask": causal.bool(), "key_padding_mask": padding},
+             {"key_padding_mask": everything}, {"key_padding_mask": everything, "need_weights": False}]
     with torch.inference_mode():
         for kw in cases:
             want = mha(x, x, x, **kw)
             xt = to_tpu(x)
             got = on_tpu(xt, xt, xt, **{k: to_tpu(v) if isinstance(v, torch.Tensor) else v for k, v in kw.items()})
-            torch.testing.assert_close(got[0].cpu(), want[0], rtol=1e-5, atol=1e-5, msg=str(list(kw)))
+            torch.testing.assert_close(got[0].cpu(), want[0], rtol=1e-5, atol=1e-5, equal_nan=True, msg=str(list(kw)))
             assert (got[1] is None) == (want[1] is None), kw
             if want[1] is not None:
-                torch.testing.assert_close(got[1].cpu(), want[1], rtol=1e-5, atol=1e-6, msg=str(list(kw)))
+                torch.testing.assert_close(got[1].cpu(), want[1], rtol=1e-5, atol=1e-6, equal_nan=True,
+                                           msg=str(list(kw)))
         with pytest.raises(RuntimeError, match="_native_multi_head_attention.*divisible"):
             w = on_tpu.in_proj_weight
             torch._native_multi_head_attention(xt, xt, xt, 8, 3, w, on_tpu.in_proj_bias, on_tpu.out_proj.weight,

@@ -8,9 +8,8 @@
 // layer_norm, the activation), so every eager mode and the compile cache
 // take them as any other op sequence. The semantics follow the CPU kernels:
 // masks are boolean (a float mask counts nonzero entries as masked), and a
-// row whose keys are all masked attends to nothing (zeros, as CPU's masked
-// softmax gives them; CPU's SDPA shortcut for need_weights=False gives NaN
-// for such a row instead).
+// row whose keys are all masked gives NaN weights and output, as on CPU
+// (whose training-mode path, and ours, give NaN too).
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/gelu.h>
 #include <ATen/ops/layer_norm.h>
@@ -81,7 +80,7 @@ std::tuple<at::Tensor, at::Tensor> multi_head_attention(const at::Tensor& query,
   at::Tensor weights;
   if (mask && mask->defined()) {
     at::Tensor m = broadcastable_mask(op, *mask, mask_type, batch, num_head, queries, keys);
-    weights = scores.masked_fill(m, -std::numeric_limits<double>::infinity()).softmax(-1).masked_fill(m, 0);
+    weights = scores.masked_fill(m, -std::numeric_limits<double>::infinity()).softmax(-1);
   } else {
     weights = scores.softmax(-1);
   }
