@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
 import torch
 from torch.profiler import ProfilerActivity
 
@@ -28,6 +29,15 @@ def profile(fn):
     with torch.autograd.profiler.profile(use_device="tpu") as prof:
         fn()
     return prof, (time.perf_counter() - start) * 1e6
+
+
+def test_ops_on_a_device_other_than_the_current_one_get_device_time():
+    if torch.tpu.device_count() < 2:
+        pytest.skip("needs two tpu devices")
+    x = torch.randn(256, 256, device="tpu:1")
+    (x @ x).sum().item()
+    prof, wall_us = profile(lambda: (x @ x).sum().item())
+    assert 0 < device_times(prof)["aten::mm"] <= wall_us
 
 
 def test_ops_that_launch_programs_get_device_time_and_views_none():

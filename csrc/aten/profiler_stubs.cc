@@ -3,7 +3,8 @@
 //
 // A stub event is a marker on the device's busy clock (runtime/
 // device_time.h): the time between an op's start and end markers is the
-// device time of the programs and transfers the op launched, and zero for
+// device time of the programs and transfers the op launched, on whichever
+// devices (the tensors' device, not only the current one), and zero for
 // an op that launched none (a view, or any op recorded in fused eager, whose
 // time goes to the op that materializes the graph). Recording a marker never
 // blocks; reading one (elapsed) waits for the work launched before it.
@@ -15,6 +16,7 @@
 #include <chrono>
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include "aten/device_guard.h"
 #include "runtime/device_queue.h"
@@ -26,19 +28,20 @@ namespace {
 
 using torch::profiler::impl::ProfilerVoidEventStub;
 
+// A marker per device: an op runs on its tensors' device, which need not
+// be the current one.
 struct Marker {
-  c10::DeviceIndex device = -1;  // -1: recorded before the runtime existed
-  std::shared_ptr<runtime::DeviceTimeMarker> time;
+  c10::DeviceIndex device = 0;  // the current device, which the event reports
+  std::vector<std::shared_ptr<runtime::DeviceTimeMarker>> times;  // empty before the runtime existed
 };
 
 // Busy nanoseconds at the marker, once the work before it has completed.
 // Completion callbacks fire for failed work too, so this waits without
 // synchronizing: a failure stays for the program's next sync point to raise.
-int64_t resolve(const Marker& marker) {
-  if (marker.device < 0) return 0;
+int64_t resolve(const runtime::DeviceTimeMarker& marker) {
   int64_t ns;
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(10);
-  while ((ns = marker.time->busy_ns.load()) < 0) {
+  while ((ns = marker.busy_ns.load()) < 0) {
     TORCH_CHECK(std::chrono::steady_clock::now() < give_up,
                 "tpu profiler: the device's work did not complete in 10 minutes");
     std::this_thread::sleep_for(std::chrono::microseconds(50));
@@ -54,21 +57,26 @@ struct TpuProfilerStubs final : torch::profiler::impl::ProfilerStubs {
     if (runtime_device_count() > 0) {
       runtime::enable_device_time();
       marker->device = current_device_index();
-      marker->time = runtime::mark_device_time(marker->device);
+      for (c10::DeviceIndex i = 0; i < runtime_device_count(); ++i) {
+        marker->times.push_back(runtime::mark_device_time(i));
+      }
     }
-    if (device) *device = std::max<c10::DeviceIndex>(marker->device, 0);
+    if (device) *device = marker->device;
     if (cpu_ns) *cpu_ns = c10::getTime();
     *event = std::move(marker);
   }
 
-  // Microseconds, as the CUDA stubs report.
+  // Microseconds, as the CUDA stubs report: the busy time between the two
+  // markers summed over the devices.
   float elapsed(const ProfilerVoidEventStub* start,
                 const ProfilerVoidEventStub* end) const override {
     const auto& a = *static_cast<const Marker*>(start->get());
     const auto& b = *static_cast<const Marker*>(end->get());
-    if (a.device != b.device) return 0.0f;
-    const int64_t ns = resolve(b) - resolve(a);
-    return ns > 0 ? static_cast<float>(ns) / 1000.0f : 0.0f;
+    int64_t ns = 0;
+    for (size_t i = 0; i < std::min(a.times.size(), b.times.size()); ++i) {
+      ns += std::max<int64_t>(resolve(*b.times[i]) - resolve(*a.times[i]), 0);
+    }
+    return static_cast<float>(ns) / 1000.0f;
   }
 
   void mark(const char*) const override {}
