@@ -153,6 +153,18 @@ def test_trace_has_a_device_row_with_each_launch_linked_to_its_op(tmp_path):
     assert "Self TPU" in prof.key_averages().table(sort_by="self_device_time_total")
 
 
+def test_trace_names_the_row_of_every_device_it_shows(tmp_path):
+    if torch.tpu.device_count() < 2:
+        pytest.skip("needs two tpu devices")
+    a, b = torch.randn(64, 64, device="tpu:1"), torch.randn(64, 64, device="tpu:0")
+    (a @ a).cpu(), (b @ b).cpu()
+    _, events = trace(lambda: ((a @ a).cpu(), (b @ b).cpu()), [ProfilerActivity.CPU, ProfilerActivity.PrivateUse1],
+                      tmp_path)
+    rows = {e["pid"] for e in events if e.get("cat") == "kernel"}
+    labels = {e["pid"]: e["args"]["labels"] for e in events if e.get("name") == "process_labels"}
+    assert rows == {0, 1} and labels[0] == "tpu 0" and labels[1] == "tpu 1"
+
+
 def test_trace_of_fused_eager_shows_the_graph_at_its_sync_point(tmp_path):
     x = torch.randn(64, 64, device="tpu")
     with torch_tpu.eager_mode("fused"):

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -99,6 +100,15 @@ class TpuTraceSession final : public libkineto::IActivityProfilerSession {
     span_ = std::make_unique<libkineto::TraceSpan>(start_ns_ + clock_offset_ns_, end_ns_ + clock_offset_ns_,
                                                    "tpu");
     activities_.clear();
+    // Device 0 is named by getDeviceInfo; the others the trace shows get
+    // their process row named here.
+    std::set<int64_t> named{0};
+    for (const runtime::LaunchSpan& s : spans_) {
+      if (!named.insert(s.device).second) continue;
+      logger.handleDeviceInfo(libkineto::DeviceInfo{s.device, s.device, "tpu", "tpu " + std::to_string(s.device)},
+                              start_ns_ + clock_offset_ns_);
+      logger.handleResourceInfo(libkineto::ResourceInfo{s.device, 0, 0, "programs"}, start_ns_ + clock_offset_ns_);
+    }
     for (const runtime::LaunchSpan& s : spans_) {
       const auto type = s.kind == runtime::SpanKind::kProgram ? libkineto::ActivityType::CONCURRENT_KERNEL
                                                               : libkineto::ActivityType::GPU_MEMCPY;
