@@ -121,6 +121,17 @@ def test_each_static_argument_value_is_its_own_kernel():
     assert new[1].function.parameter_types == [("f32", [4, 4])]
 
 
+def test_kernel_recompile_explanations_are_python_warnings():
+    torch_tpu.diagnostics.explain_recompiles(True)
+    try:
+        x = torch.randn(11, 3, device="tpu")  # a shape no other test compiles
+        softclip(x, 1.75)
+        with pytest.warns(UserWarning, match="torch_tpu: .*compiled again"):
+            softclip(x.t().contiguous(), 1.75)
+    finally:
+        torch_tpu.diagnostics.explain_recompiles(False)
+
+
 def test_list_arguments_optional_tensors_and_list_results():
     xs = [torch.randn(3), torch.randn(2, 2)]
     scale = torch.tensor(2.5)

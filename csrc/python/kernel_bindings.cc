@@ -1,5 +1,6 @@
 // torch_tpu._C.kernels: custom kernels (csrc/aten/custom_kernel.h), the
 // layer under torch_tpu.kernels.
+#include <torch/csrc/Exceptions.h>
 #include <torch/csrc/utils/pybind.h>
 
 #include <pybind11/stl.h>
@@ -28,8 +29,16 @@ void bind_kernels(py::module_& m) {
         return out;
       }, "(dtype, shape) of each result, as hlo.ImportedFunction.result_types")
       .def("__call__", [](const Kernel& kernel, const std::vector<at::Tensor>& inputs) {
-        return aten::run_custom_kernel(kernel, inputs);
-      }, py::arg("inputs"), py::call_guard<py::gil_scoped_release>())
+        // Warnings (recompile explanations) become Python warnings, as
+        // those of PyTorch's own bindings do, instead of going to stderr.
+        torch::PyWarningHandler warnings;
+        std::vector<at::Tensor> out;
+        {
+          py::gil_scoped_release release;
+          out = aten::run_custom_kernel(kernel, inputs);
+        }
+        return out;
+      }, py::arg("inputs"))
       .def("__repr__", [](const Kernel& kernel) { return "<torch_tpu kernel " + kernel.op_name + " @" +
                                                          kernel.function.symbol + ">"; });
   k.def("import_kernel", [](std::string name, const std::string& module_text) {
