@@ -781,6 +781,41 @@ def scenario_mesh_2d() -> None:
     dist.destroy_process_group()
 
 
+def scenario_bound_device() -> None:
+    """init_process_group(device_id=...): DeviceMesh then makes its groups
+    by splitting the default one, and other backends' groups stay unbound;
+    reduce checks its root; reduce_scatter takes pieces of uneven sizes."""
+    from torch.distributed.device_mesh import init_device_mesh
+
+    dist.init_process_group("tpu", device_id=torch.device("tpu", RANK % torch.tpu.device_count()))
+    mesh = init_device_mesh("tpu", (1, WORLD), mesh_dim_names=("dp", "tp"))
+    t = torch.ones(2, device="tpu") * (RANK + 1)
+    dist.all_reduce(t, group=mesh.get_group("tp"))
+    check(t, torch.full((2,), float(sum(range(1, WORLD + 1)))), "all_reduce over a split mesh dim")
+    t = torch.ones(2, device="tpu") * (RANK + 1)
+    dist.all_reduce(t, group=mesh.get_group("dp"))
+    check(t, torch.full((2,), float(RANK + 1)), "all_reduce over a mesh dim of one rank")
+    halves = dist.split_group(split_ranks=[[r] for r in range(WORLD)])
+    t = torch.ones(1, device="tpu")
+    dist.all_reduce(t, group=halves)
+    check(t, torch.ones(1), "all_reduce in a one-rank split")
+    host = dist.new_group(list(range(WORLD)), backend="gloo")  # as torchtitan makes for checkpoints
+    c = torch.ones(2)
+    dist.all_reduce(c, group=host)
+    check(c, torch.full((2,), float(WORLD)), "all_reduce in a gloo group beside a bound tpu group")
+    for bad in (WORLD, -1):
+        try:
+            dist.reduce(torch.ones(2, device="tpu"), dst=bad)
+        except (RuntimeError, ValueError) as e:
+            assert "invalid root rank" in str(e) or "not part of group" in str(e), e
+        else:
+            raise AssertionError(f"reduce to rank {bad} was accepted")
+    out = torch.empty(1 + RANK, device="tpu")
+    dist.reduce_scatter(out, [torch.ones(1 + r, device="tpu") * (RANK + r) for r in range(WORLD)])
+    check(out, torch.full((1 + RANK,), float(sum(q + RANK for q in range(WORLD)))), "uneven reduce_scatter")
+    dist.destroy_process_group()
+
+
 SCENARIOS = {name[len("scenario_"):]: fn for name, fn in globals().items()
              if name.startswith("scenario_")}
 

@@ -14,6 +14,7 @@ costs and what a TPU slice would use instead.
 from __future__ import annotations
 
 import functools
+import inspect
 
 import torch
 import torch.distributed as dist
@@ -68,14 +69,32 @@ def _complete_accelerator_only_group(pg) -> None:
         pg._set_default_backend(custom)
 
 
+def _unbind_device_from_host_only_group(arguments: dict) -> None:
+    """A group of a backend that takes no tpu tensors (``new_group(...,
+    backend="gloo")``, which torchtitan makes for checkpoints) inherits the
+    default group's bound tpu device, and torch then asks it for its tpu
+    backend, which it lacks: with CUDA, gloo lists cuda among its devices.
+    Such a group is left unbound, as it would be without ``device_id``."""
+    device = arguments.get("device_id")
+    backend = str(arguments.get("backend", ""))
+    if device is None or torch.device(device).type != BACKEND_NAME or ":" in backend or "," in backend:
+        return
+    if BACKEND_NAME not in dist.Backend.backend_capability.get(backend.lower(), [BACKEND_NAME]):
+        arguments["device_id"] = None
+
+
 def _wrap_group_creation() -> None:
     from torch.distributed import distributed_c10d
 
     create = distributed_c10d._new_process_group_helper
 
+    signature = inspect.signature(create)
+
     @functools.wraps(create)
     def create_and_complete(*args, **kwargs):
-        pg, store = create(*args, **kwargs)
+        call = signature.bind(*args, **kwargs)
+        _unbind_device_from_host_only_group(call.arguments)
+        pg, store = create(*call.args, **call.kwargs)
         _complete_accelerator_only_group(pg)
         return pg, store
 

@@ -211,6 +211,18 @@ ProcessGroupTPU::ProcessGroupTPU(c10::intrusive_ptr<c10d::Backend> host,
               host_->getSize(), ", expected rank ", rank, " of ", size);
 }
 
+c10::intrusive_ptr<c10d::Backend> ProcessGroupTPU::split(const c10::intrusive_ptr<c10d::Store>& store,
+                                                         const std::vector<int>& ranks,
+                                                         const c10::intrusive_ptr<c10d::Backend::Options>& opts) {
+  std::lock_guard<std::mutex> lock(split_mutex_);
+  if (!last_split_name_.empty() && last_split_name_ == opts->group_name) return last_split_;
+  c10::intrusive_ptr<c10d::Backend> host = host_->split(store, ranks, opts);
+  // A rank outside `ranks` gets no backend, as from the host's split.
+  last_split_ = host ? c10::make_intrusive<ProcessGroupTPU>(host, host->getRank(), host->getSize()) : nullptr;
+  last_split_name_ = opts->group_name;
+  return last_split_;
+}
+
 void ProcessGroupTPU::setTimeout(std::chrono::milliseconds timeout) {
   host_->setTimeout(timeout);
 }
@@ -328,6 +340,8 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::reduce(
       op != ReduceOp::PREMUL_SUM) {
     return on_host([&] { return host_->reduce(tensors, opts); });
   }
+  TORCH_CHECK(opts.rootRank >= 0 && opts.rootRank < getSize(), "tpu backend: reduce: invalid root rank: ",
+              opts.rootRank);
   // Every rank takes part in an all-reduce; only the root keeps the result
   // (the others' inputs stay as they were, which reduce allows).
   TensorList hosts;
@@ -466,12 +480,24 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::reduce_scatter(
                     "tensor per rank (", getSize(), "), got ",
                     inputs[0].size());
   at::Tensor& output = outputs[0];
-  TensorList flat_inputs;
+  bool even = true;
   for (const auto& piece : inputs[0]) {
     check_same_dtype(op, piece, output);
-    check_numel(op, piece, output.numel(), "each input");
-    flat_inputs.push_back(host_values(piece).reshape({-1}));
+    even = even && piece.numel() == output.numel();
   }
+  if (!even) {
+    // Ranks receive pieces of different sizes: one reduction per rank, as
+    // NCCL and gloo do it (piece r has rank r's output size on every rank).
+    check_numel(op, inputs[0][getRank()], output.numel(), "this rank's own input");
+    for (int r = 0; r < getSize(); ++r) {
+      TensorList hosts{host_copy(inputs[0][r]).reshape({-1})};
+      reduce_on_host(hosts, opts.reduceOp, opts.timeout, op);
+      if (r == getRank()) copy_back(output, hosts[0].view(output.sizes()));
+    }
+    return done(outputs, OpType::REDUCE_SCATTER);
+  }
+  TensorList flat_inputs;
+  for (const auto& piece : inputs[0]) flat_inputs.push_back(host_values(piece).reshape({-1}));
   TensorList hosts{at::cat(flat_inputs)};
   reduce_on_host(hosts, opts.reduceOp, opts.timeout, op);
   copy_back(output, hosts[0]

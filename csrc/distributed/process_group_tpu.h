@@ -15,6 +15,8 @@
 
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 
+#include <mutex>
+#include <string>
 #include <vector>
 
 namespace torch_tpu::distributed {
@@ -29,6 +31,14 @@ class ProcessGroupTPU : public c10d::Backend {
   void abort() override { host_->abort(); }
   void shutdown() override { host_->shutdown(); }
   void setSequenceNumberForGroup() override;
+
+  // Splitting (dist.split_group, and DeviceMesh's subgroups once
+  // init_process_group was given a device_id) splits the host group.
+  bool supportsSplitting() const override { return host_->supportsSplitting(); }
+  c10::intrusive_ptr<c10d::Backend::Options> getBackendOptions() override { return host_->getBackendOptions(); }
+  c10::intrusive_ptr<c10d::Backend> split(const c10::intrusive_ptr<c10d::Store>& store,
+                                          const std::vector<int>& ranks,
+                                          const c10::intrusive_ptr<c10d::Backend::Options>& opts) override;
   uint64_t getSequenceNumberForGroup() override;
 
   c10::intrusive_ptr<c10d::Work> broadcast(
@@ -103,6 +113,11 @@ class ProcessGroupTPU : public c10d::Backend {
                       std::string_view caller);
 
   c10::intrusive_ptr<c10d::Backend> host_;
+  // The last split, by group name: a group holds this backend for both cpu
+  // and tpu, and ProcessGroup::splitGroup splits each device's backend.
+  std::mutex split_mutex_;
+  std::string last_split_name_;
+  c10::intrusive_ptr<c10d::Backend> last_split_;
 };
 
 }  // namespace torch_tpu::distributed

@@ -21,7 +21,11 @@ void bind_distributed(py::module_& m) {
       "torch.distributed's collectives on tpu tensors, through a host "
       "backend that moves the data between processes")
       .def(py::init<c10::intrusive_ptr<c10d::Backend>, int, int>(),
-           py::arg("host"), py::arg("rank"), py::arg("size"));
+           py::arg("host"), py::arg("rank"), py::arg("size"))
+      // dist.split_group deep-copies the parent backend's options for the
+      // split; gloo's (the host's) cannot be copied from Python. None lets
+      // ProcessGroup::splitGroup take them from getBackendOptions instead.
+      .def_property_readonly("options", [](const distributed::ProcessGroupTPU&) { return py::none(); });
 }
 
 }  // namespace torch_tpu::python
