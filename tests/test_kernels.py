@@ -555,3 +555,28 @@ def test_float8_kernel_from_text():
     b = torch.tensor([2.0, 2.0, 0.5, 10.0])
     got = kernels.stablehlo_call(text, a.to("tpu"), b.to("tpu"))
     torch.testing.assert_close(got[0].cpu(), a.float() * b)
+
+
+def test_errors_name_the_kernel_and_the_way_to_give_an_op_a_tpu_kernel():
+    with pytest.raises(ValueError, match="stablehlo_call: needs at least one tpu tensor"):
+        kernels.stablehlo_call(MODULE)
+
+    @torch.library.custom_op("kerneltest_errors::mismatch", mutates_args=())
+    def mismatch(x: torch.Tensor) -> torch.Tensor:
+        return x.clone()
+
+    @kernels.register_stablehlo(mismatch)
+    def _(b, x):
+        return b.add(x, b.constant(1.0, x.dtype, [9]))
+
+    with pytest.raises(hlo.HloError, match=r"kerneltest_errors::mismatch: its StableHLO build function failed: "
+                                           r"stablehlo\.add: operand shapes differ"):
+        mismatch(torch.ones(3, device="tpu"))
+
+    @torch.library.custom_op("kerneltest_errors::cpu_only", mutates_args=(), device_types="cpu")
+    def cpu_only(x: torch.Tensor) -> torch.Tensor:
+        return x + 1
+
+    with pytest.raises(NotImplementedError, match=r"kerneltest_errors::cpu_only is not supported on tpu yet \(an "
+                                                  r"operator of the 'kerneltest_errors' library .*register_kernel"):
+        cpu_only(torch.ones(2, device="tpu"))

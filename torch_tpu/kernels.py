@@ -86,6 +86,9 @@ def _kernel_from_text(module: str) -> Kernel:
 
 @torch.library.custom_op("torch_tpu::stablehlo_call", mutates_args=())
 def _stablehlo_call(inputs: list[torch.Tensor], module: str) -> list[torch.Tensor]:
+    if not inputs:
+        raise ValueError("torch_tpu::stablehlo_call: needs at least one tpu tensor input (it runs on the "
+                         "inputs' device)")
     raise NotImplementedError(
         "torch_tpu::stablehlo_call runs on tpu tensors only, got tensors on "
         f"{sorted({str(t.device) for t in inputs})}")
@@ -301,7 +304,11 @@ def register_stablehlo(op, build: Callable | None = None):
             b = hlo.Builder(family.name.replace("::", "_").replace(".", "_"))
             params = [b.parameter(_short_name(t.dtype, family.name), list(t.shape)) for t in tensors]
             build_args, build_kwargs = _substitute_call(args, kwargs, params)
-            return b.build(_results_list(build_fn(b, *build_args, **build_kwargs), family.name, hlo.Value))
+            try:
+                results = build_fn(b, *build_args, **build_kwargs)
+            except hlo.HloError as e:  # the builder's message names the StableHLO op, not the kernel
+                raise hlo.HloError(f"{family.name}: its StableHLO build function failed: {e}") from e
+            return b.build(_results_list(results, family.name, hlo.Value))
 
         family = _KernelFamily(op, make, "StableHLO")
         family.register(op)

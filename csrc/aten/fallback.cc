@@ -83,15 +83,23 @@ void tpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const std::string name = name_of(op);
   if (auto dtype = quantized_dtype(op, *stack)) refuse_quantized(name, dtype);
   check_one_device(op, *stack, name);
+  // An operator of another library (a user's custom op, torchvision's)
+  // needs a tpu kernel from its owner, not a torch_tpu lowering.
+  const std::string& qualified = op.schema().operator_name().name;
+  const std::string ns = qualified.substr(0, qualified.find("::"));
+  const std::string own_kernel =
+      ns == "aten" ? ""
+                   : " (an operator of the '" + ns + "' library has a tpu kernel when one is registered for it: "
+                     "torch.library.register_kernel(\"" + qualified + "\", \"tpu\", fn), or a StableHLO / JAX "
+                     "kernel through torch_tpu.kernels)";
   // Some ops exist only for CUDA (or other devices): the CPU fallback
   // cannot run them either, so it is not offered.
   const bool cpu_can_run = op.hasComputedKernelForDispatchKey(c10::DispatchKey::CPU);
-  TORCH_CHECK_NOT_IMPLEMENTED(cpu_can_run, name,
-                              " is not supported on tpu yet, and PyTorch has no CPU kernel for it, so the CPU "
-                              "fallback cannot run it either");
-  TORCH_CHECK_NOT_IMPLEMENTED(cpu_fallback_enabled(), name,
-                              " is not supported on tpu yet (set TORCH_TPU_CPU_FALLBACK=1 or call "
-                              "torch_tpu.set_cpu_fallback(True) to run it on the CPU)");
+  TORCH_CHECK_NOT_IMPLEMENTED(cpu_can_run, name, " is not supported on tpu yet", own_kernel,
+                              ", and it has no CPU kernel, so the CPU fallback cannot run it either");
+  TORCH_CHECK_NOT_IMPLEMENTED(cpu_fallback_enabled(), name, " is not supported on tpu yet", own_kernel,
+                              " (set TORCH_TPU_CPU_FALLBACK=1 or call torch_tpu.set_cpu_fallback(True) to run it "
+                              "on the CPU)");
   bool first = false;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
