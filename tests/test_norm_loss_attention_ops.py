@@ -449,6 +449,14 @@ def test_sdpa_fully_masked_rows_and_bf16_mask():
                 make((3, 5), torch.bfloat16, seed=5), **BF16)
 
 
+def test_sdpa_key_and_value_of_different_lengths_are_refused_by_name():
+    q, k, v = (torch.randn(1, 2, n, 4, device="tpu") for n in (3, 5, 6))
+    for backend in (SDPBackend.MATH, SDPBackend.FLASH_ATTENTION):
+        with sdpa_kernel(backend), pytest.raises(RuntimeError, match=r"scaled_dot_product_attention: key and "
+                                                                     r"value must have the same sequence length"):
+            F.scaled_dot_product_attention(q, k, v)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 def test_sdpa_gqa(dtype):
     q, k, v = qkv(2, 6, 2, 5, 4, 8, dtype, seed=6)

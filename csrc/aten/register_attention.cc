@@ -102,6 +102,11 @@ bool under_a_transform(const at::Tensor& q, const at::Tensor& k, const at::Tenso
 int64_t fused_sdp_choice(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                          const std::optional<at::Tensor>& mask, double dropout_p, bool is_causal,
                          std::optional<double> scale, bool enable_gqa) {
+  // Checked here, where every path starts: the math path's message would
+  // name the batched matmul that fails.
+  TORCH_CHECK(k.dim() < 2 || v.dim() < 2 || !holds(k.sym_size(-2) != v.sym_size(-2)),
+              "scaled_dot_product_attention: key and value must have the same sequence length, got key ",
+              k.sym_sizes(), " and value ", v.sym_sizes());
   auto& ctx = at::globalContext();
   // sdpa_kernel(FLASH_ATTENTION) (or the memory-efficient or cuDNN kernel)
   // asks for a fused kernel: on tpu that is the overrideable one, as CPU
