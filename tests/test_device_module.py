@@ -128,6 +128,13 @@ def test_bad_device_index_raises():
             torch.tpu.get_rng_state(bad)
         with pytest.raises(RuntimeError, match="invalid device ordinal"):
             torch.tpu.memory_allocated(bad)
+    for query in (torch.tpu.memory_allocated, torch.tpu.memory_stats, torch.tpu.mem_get_info,
+                  torch.tpu.memory_summary, torch.tpu.max_memory_reserved, torch.tpu.reset_peak_memory_stats):
+        with pytest.raises(torch.AcceleratorError, match="invalid device ordinal"):
+            query(-1)
+    nested = torch.tpu.memory_stats_as_nested_dict()
+    assert nested["allocated_bytes"]["all"]["current"] == torch.tpu.memory_allocated()
+    assert torch.tpu.memory_cached() == torch.tpu.memory_reserved()
     for query in (torch.accelerator.memory_allocated, torch.accelerator.memory_stats,
                   torch.accelerator.reset_peak_memory_stats, torch.accelerator.get_memory_info,
                   torch.accelerator.current_stream, torch.tpu.memory_stats, torch.tpu.mem_get_info):
@@ -466,6 +473,41 @@ def test_out_of_memory_is_torch_out_of_memory_error():
         with pytest.raises(torch.OutOfMemoryError, match="Tried to allocate .* total capacity"):
             make()
     assert torch.ones(3, device="tpu").add(1).sum().item() == 6  # the device still works
+
+
+def test_out_of_memory_found_when_a_program_runs_reads_as_cuda_s_and_counts_once(tmp_path):
+    """Memory a program's results need may run out only when it runs (the
+    CPU plugin allocates them then; a cap on the address space stands in for
+    a full device here). The error is torch.OutOfMemoryError beginning
+    "tpu out of memory." as CUDA's begins (accelerate's batch-size finder
+    matches that), each failure counts once in num_ooms however often its
+    result is read, and the device keeps working."""
+    if torch.tpu.platform() != "cpu":
+        pytest.skip("caps host memory, which is the CPU plugin's device memory")
+    script = tmp_path / "late_oom.py"
+    script.write_text(textwrap.dedent("""
+        import resource
+        import torch, torch_tpu
+        resource.setrlimit(resource.RLIMIT_AS, (9 << 30, 9 << 30))
+        lin = torch.nn.Linear(64, 64).to("tpu")
+        before = torch.tpu.memory_stats()["num_ooms"]
+        x = torch.ones(1, 64, device="tpu").expand(40_000_000, 64)  # a 10 GB result
+        for attempt in range(2):
+            y = lin(x).sum()
+            for read in range(2):
+                try:
+                    y.item()
+                except torch.OutOfMemoryError as e:
+                    assert str(e).startswith("tpu out of memory. "), e
+                else:
+                    raise AssertionError("no out-of-memory error")
+        assert torch.tpu.memory_stats()["num_ooms"] - before == 2, torch.tpu.memory_stats()["num_ooms"] - before
+        small = torch.ones(2, 64)
+        torch.testing.assert_close(lin(small.to("tpu")).cpu(), lin.cpu()(small))
+    """))
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                            cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def host_available_bytes():

@@ -101,7 +101,8 @@ at::Tensor tpu_to_host(const at::Tensor& src, const at::Tensor& dst) {
       value->buffer().to_host(host.data_ptr(), host.nbytes());
     }
   } catch (const pjrt::PjrtError& e) {
-    raise_device_error("aten::copy_: reading a tpu tensor", e, value->device());
+    // A failed result reports its failure at every read; num_ooms counts it once.
+    raise_device_error("aten::copy_: reading a tpu tensor", e, value->device(), value->first_failure_report());
   }
   raise_failed_checks();
   // The download holds the storage's values; a lazily conjugated or negated

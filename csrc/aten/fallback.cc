@@ -96,7 +96,7 @@ void tpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   // cannot run them either, so it is not offered.
   const bool cpu_can_run = op.hasComputedKernelForDispatchKey(c10::DispatchKey::CPU);
   TORCH_CHECK_NOT_IMPLEMENTED(cpu_can_run, name, " is not supported on tpu yet", own_kernel,
-                              ", and it has no CPU kernel, so the CPU fallback cannot run it either");
+                              ", and it has no CPU kernel for it, so the CPU fallback cannot run it either");
   TORCH_CHECK_NOT_IMPLEMENTED(cpu_fallback_enabled(), name, " is not supported on tpu yet", own_kernel,
                               " (set TORCH_TPU_CPU_FALLBACK=1 or call torch_tpu.set_cpu_fallback(True) to run it "
                               "on the CPU)");

@@ -422,12 +422,14 @@ void keep_loaded_executables_bounded() {
 
 }  // namespace
 
-void raise_device_error(const std::string& what, const std::exception& error, int device) {
+void raise_device_error(const std::string& what, const std::exception& error, int device, bool count) {
   const auto* pjrt_error = dynamic_cast<const pjrt::PjrtError*>(&error);
   if (pjrt_error && pjrt_error->is_out_of_memory()) {
-    runtime::memory_stats(device).num_ooms.fetch_add(1, std::memory_order_relaxed);
+    if (count) runtime::memory_stats(device).num_ooms.fetch_add(1, std::memory_order_relaxed);
+    // "tpu out of memory." first, as CUDA's message begins: libraries that
+    // shrink a batch on running out of memory (accelerate) match that text.
     throw c10::OutOfMemoryError({__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
-                                what + ": tpu out of memory: " + error.what());
+                                "tpu out of memory. " + what + ": " + error.what());
   }
   TORCH_CHECK(false, what, " failed: ", error.what());
 }

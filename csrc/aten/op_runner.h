@@ -106,7 +106,9 @@ at::Tensor tensor_from_value(runtime::DeviceBufferPtr value, c10::Device device)
 // memory is torch.OutOfMemoryError, as on CUDA, whether it was reported at
 // launch or only when a result was awaited; anything else a RuntimeError.
 // `what` says what failed ("aten::add: launching the tpu program").
-// `device` counts an out-of-memory error in its statistics (num_ooms).
-[[noreturn]] void raise_device_error(const std::string& what, const std::exception& error, int device);
+// `device` counts an out-of-memory error in its statistics (num_ooms)
+// unless `count` is false (a failure already reported).
+[[noreturn]] void raise_device_error(const std::string& what, const std::exception& error, int device,
+                                     bool count = true);
 
 }  // namespace torch_tpu::aten

@@ -93,6 +93,9 @@ class DeviceBuffer {
   const hlo::TensorType& type() const { return type_; }
   int device() const { return device_; }
   int64_t bytes() const { return bytes_; }
+  // True the first time it is asked: a failed computation's result reports
+  // its failure at every read, and the statistics count it once.
+  bool first_failure_report() const { return !failure_reported_.exchange(true); }
 
  private:
   void materialize() const;
@@ -100,6 +103,7 @@ class DeviceBuffer {
   pjrt::Buffer buffer_;
   std::shared_ptr<PendingSource> source_;
   std::atomic<bool> ready_{true};
+  mutable std::atomic<bool> failure_reported_{false};
   hlo::TensorType type_;
   int device_;
   int64_t bytes_;

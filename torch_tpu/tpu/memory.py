@@ -15,11 +15,14 @@ from typing import Any
 __all__ = [
     "empty_cache",
     "max_memory_allocated",
+    "max_memory_cached",
     "max_memory_reserved",
     "mem_get_info",
     "memory_allocated",
+    "memory_cached",
     "memory_reserved",
     "memory_stats",
+    "memory_stats_as_nested_dict",
     "memory_summary",
     "reset_accumulated_memory_stats",
     "reset_max_memory_allocated",
@@ -31,7 +34,14 @@ def _index(device: Any) -> int:
     import torch_tpu.tpu as tpu
 
     tpu._lazy_init()
-    return tpu._device_index(device)
+    index = tpu._device_index(device)
+    if not 0 <= index < tpu.device_count():
+        # Every memory function refuses it alike, as the device queries do.
+        import torch
+
+        raise torch.AcceleratorError(f"invalid device ordinal: tpu:{index} does not exist "
+                                     f"(there are {tpu.device_count()} tpu devices)")
+    return index
 
 
 def _plugin_stats(index: int) -> dict | None:
@@ -68,6 +78,19 @@ def memory_stats(device: Any = None) -> dict[str, int]:
     return dict(sorted(stats.items()))
 
 
+def memory_stats_as_nested_dict(device: Any = None) -> dict[str, Any]:
+    """memory_stats() as torch.cuda gives it nested: "allocated_bytes.all.peak"
+    is ``["allocated_bytes"]["all"]["peak"]``."""
+    nested: dict[str, Any] = {}
+    for key, value in memory_stats(device).items():
+        *path, last = key.split(".")
+        node = nested
+        for part in path:
+            node = node.setdefault(part, {})
+        node[last] = value
+    return nested
+
+
 def memory_allocated(device: Any = None) -> int:
     """Bytes of live device buffers on a tpu device."""
     from torch_tpu import _C
@@ -88,6 +111,16 @@ def memory_reserved(device: Any = None) -> int:
 
 def max_memory_reserved(device: Any = None) -> int:
     return memory_stats(device)["reserved_bytes.all.peak"]
+
+
+def memory_cached(device: Any = None) -> int:
+    """torch.cuda's older name for memory_reserved()."""
+    return memory_reserved(device)
+
+
+def max_memory_cached(device: Any = None) -> int:
+    """torch.cuda's older name for max_memory_reserved()."""
+    return max_memory_reserved(device)
 
 
 def reset_peak_memory_stats(device: Any = None) -> None:
