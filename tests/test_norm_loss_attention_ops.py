@@ -583,6 +583,10 @@ def test_multi_head_attention_inference_fast_path():
             if want[1] is not None:
                 torch.testing.assert_close(got[1].cpu(), want[1], rtol=1e-5, atol=1e-6, equal_nan=True,
                                            msg=str(list(kw)))
+        with pytest.raises(RuntimeError, match="mask_type 2 expects a merged mask"):  # as CPU refuses it
+            torch._native_multi_head_attention(xt, xt, xt, 8, 2, on_tpu.in_proj_weight, on_tpu.in_proj_bias,
+                                               on_tpu.out_proj.weight, on_tpu.out_proj.bias,
+                                               to_tpu(causal.bool()), mask_type=2)
         with pytest.raises(RuntimeError, match="_native_multi_head_attention.*divisible"):
             w = on_tpu.in_proj_weight
             torch._native_multi_head_attention(xt, xt, xt, 8, 3, w, on_tpu.in_proj_bias, on_tpu.out_proj.weight,

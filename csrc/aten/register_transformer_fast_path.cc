@@ -32,7 +32,7 @@ namespace {
 at::Tensor broadcastable_mask(const char* op, const at::Tensor& mask, std::optional<int64_t> mask_type, int64_t batch,
                               int64_t heads, int64_t queries, int64_t keys) {
   at::Tensor m = mask.scalar_type() == at::kBool ? mask : mask.ne(0);
-  switch (mask_type.value_or(2)) {
+  switch (mask_type.value_or(-1)) {
     case 0:  // an attention mask [T, S]
       TORCH_CHECK(m.dim() == 2 && m.size(0) == queries && m.size(1) == keys, op,
                   ": mask_type 0 expects an attention mask of shape [", queries, ", ", keys, "], got ", m.sizes());
@@ -41,7 +41,12 @@ at::Tensor broadcastable_mask(const char* op, const at::Tensor& mask, std::optio
       TORCH_CHECK(m.dim() == 2 && m.size(0) == batch && m.size(1) == keys, op,
                   ": mask_type 1 expects a key padding mask of shape [", batch, ", ", keys, "], got ", m.sizes());
       return m.view({batch, 1, 1, keys});
-    case 2:  // a merged mask [B, H, T, S], or one that broadcasts to it
+    case 2:  // a merged mask [B, H, T, S], as CPU requires it
+      TORCH_CHECK(m.sizes() == at::IntArrayRef({batch, heads, queries, keys}), op,
+                  ": mask_type 2 expects a merged mask of the scores' shape [", batch, ", ", heads, ", ", queries,
+                  ", ", keys, "], got ", m.sizes());
+      return m;
+    case -1:  // no mask type given: any mask that broadcasts to the scores
       TORCH_CHECK(m.dim() <= 4, op, ": mask of shape ", m.sizes(), " does not broadcast to the scores' [", batch, ", ",
                   heads, ", ", queries, ", ", keys, "]");
       return m;
