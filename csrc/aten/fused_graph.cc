@@ -18,6 +18,7 @@
 #include "aten/scalar_cache.h"
 #include "runtime/config.h"
 #include "runtime/device_queue.h"
+#include "runtime/storage_value.h"
 
 namespace torch_tpu::aten {
 
@@ -29,10 +30,9 @@ using runtime::DeviceBufferPtr;
 // One lock for recording and running: backward runs on autograd's device
 // thread while the main thread waits, and a materialization can start
 // another (a pending value of another device), hence recursive.
-std::recursive_mutex& fused_mutex() {
-  static auto* mutex = new std::recursive_mutex();
-  return *mutex;
-}
+// The tensor values' lock (runtime/storage_value.h): recording an op and
+// running a graph read and replace storages' values, as strict ops do.
+std::recursive_mutex& fused_mutex() { return runtime::values_mutex(); }
 
 FusedStats& stats() {
   static FusedStats s;

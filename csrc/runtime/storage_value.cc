@@ -13,6 +13,11 @@ constexpr uintptr_t kAlign = 4096;
 std::atomic<uintptr_t> g_next{kBase};
 }  // namespace
 
+std::recursive_mutex& values_mutex() {
+  static auto* mutex = new std::recursive_mutex();  // never destroyed: used until exit
+  return *mutex;
+}
+
 uintptr_t reserve_address(size_t nbytes) {
   // A gap of one page between storages keeps one-past-the-end pointers of
   // a storage from equalling the start of the next.

@@ -13,6 +13,17 @@
 
 namespace torch_tpu::runtime {
 
+// Held while an op reads storages' values, decides whether it may donate
+// one, launches and puts its results in place (and by value() and
+// set_value()): an in-place write is a read-modify-write of the whole
+// storage, so two threads writing one storage, or one reading a value that
+// another donates, would otherwise lose a write or read a donated buffer.
+// Recursive: an op's lowering runs other ops. Fused eager's recording and
+// graph runs hold it too (aten's fused_mutex is this one), so there is one
+// lock and no order between locks. Launches are asynchronous, so it is held
+// for host work only, not while the device computes.
+std::recursive_mutex& values_mutex();
+
 class StorageValue {
  public:
   StorageValue(int device, size_t nbytes, uintptr_t address)
@@ -24,13 +35,13 @@ class StorageValue {
 
   // The current value; null when the storage was never written.
   DeviceBufferPtr value() const {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<std::recursive_mutex> lock(values_mutex());
     return value_;
   }
   // Replaces the value (a functional update: readers holding the old value
   // keep it alive until they finish).
   void set_value(DeviceBufferPtr value) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<std::recursive_mutex> lock(values_mutex());
     value_ = std::move(value);
   }
 
@@ -38,7 +49,6 @@ class StorageValue {
   const int device_;
   const size_t nbytes_;
   const uintptr_t address_;
-  mutable std::mutex mutex_;
   DeviceBufferPtr value_;
 };
 
