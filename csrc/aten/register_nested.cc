@@ -7,18 +7,21 @@
 // layer_norm).
 //
 // A nested tensor with the strided layout (the default of
-// torch.nested.nested_tensor) is a NestedTensorImpl over one flat tpu buffer; its ops
-// dispatch on NestedTensorPrivateUse1, for which PyTorch registers no
-// kernels. Most of PyTorch's nested kernels are one device-generic function
-// registered for both NestedTensorCPU and NestedTensorCUDA: they rearrange
-// the buffer with ordinary ATen ops (which then run on tpu) and keep the
-// sizes on the host. Those are run here by handing the call to the
-// NestedTensorCPU kernel. Kernels that CPU and CUDA implement separately
-// (the nested bmm, softmax, multi-head attention, to_padded_tensor, sum)
-// read the buffer on the host or launch CUDA code: they are refused with a
-// message pointing at the jagged layout, which tpu supports. The list is
-// PyTorch 2.13's native_functions.yaml entries whose NestedTensorCPU and
-// NestedTensorCUDA kernels are the same function.
+// torch.nested.nested_tensor) is a NestedTensorImpl over one flat tpu
+// buffer; its ops dispatch on NestedTensorPrivateUse1, for which PyTorch
+// registers no kernels. Most of PyTorch's nested kernels are one
+// device-generic function registered for both NestedTensorCPU and
+// NestedTensorCUDA: they rearrange the buffer with ordinary ATen ops (which
+// then run on tpu) and keep the sizes on the host. Those are run here by
+// handing the call to the NestedTensorCPU kernel: the list is PyTorch
+// 2.13's native_functions.yaml entries whose NestedTensorCPU and
+// NestedTensorCUDA kernels are the same function, less layer_norm (whose
+// kernel calls a CPU-only stub), plus bmm and to_padded_tensor, whose CPU
+// kernels are built of ATen ops too (tests/test_nested.py compares them
+// with CPU). The other CPU kernels (sum, the softmax and multi-head
+// attention of the Transformer fast path) read the buffer on the host: a
+// tpu buffer there would crash the process, so those ops are refused with a
+// message pointing at the jagged layout, which tpu supports.
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/arange.h>
