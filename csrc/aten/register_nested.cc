@@ -31,8 +31,8 @@
 #include <c10/util/Exception.h>
 #include <torch/library.h>
 
-#include <string>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace torch_tpu::aten {

@@ -18,9 +18,10 @@ namespace torch_tpu::runtime {
 // set_value()): an in-place write is a read-modify-write of the whole
 // storage, so two threads writing one storage, or one reading a value that
 // another donates, would otherwise lose a write or read a donated buffer.
-// Recursive: an op's lowering runs other ops. Fused eager's recording and
-// graph runs hold it too (aten's fused_mutex is this one), so there is one
-// lock and no order between locks. Launches are asynchronous, so it is held
+// Recursive: an op's lowering runs other ops, and a fused graph's
+// materialization can start another's. Fused eager's recording and graph
+// runs hold it too (backward records on autograd's device thread), so there
+// is one lock and no order between locks. Launches are asynchronous, so it is held
 // for host work only, not while the device computes.
 std::recursive_mutex& values_mutex();
 

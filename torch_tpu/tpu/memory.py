@@ -35,12 +35,7 @@ def _index(device: Any) -> int:
 
     tpu._lazy_init()
     index = tpu._device_index(device)
-    if not 0 <= index < tpu.device_count():
-        # Every memory function refuses it alike, as the device queries do.
-        import torch
-
-        raise torch.AcceleratorError(f"invalid device ordinal: tpu:{index} does not exist "
-                                     f"(there are {tpu.device_count()} tpu devices)")
+    tpu._device_c.check_device(index)  # "invalid device ordinal", as the device queries raise it
     return index
 
 
