@@ -816,6 +816,29 @@ def scenario_bound_device() -> None:
     dist.destroy_process_group()
 
 
+def scenario_transformers_sets_up() -> None:
+    """Hugging Face Transformers starts torch.distributed itself for a
+    tensor-parallel load, asking for the backend "tpu_dist"."""
+    import tempfile
+
+    from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers.distributed import DistributedConfig
+
+    config = LlamaConfig(vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
+    torch.manual_seed(0)
+    reference = LlamaForCausalLM(config)
+    with tempfile.TemporaryDirectory() as saved:
+        reference.save_pretrained(saved)
+        model = LlamaForCausalLM.from_pretrained(saved, distributed_config=DistributedConfig(tp_size=WORLD))
+    assert dist.is_initialized() and dist.get_backend() in ("tpu", "tpu_dist"), dist.get_backend()
+    ids = torch.randint(0, 128, (2, 16), generator=torch.Generator().manual_seed(1))
+    loss = model(input_ids=ids.to(model.device), labels=ids.to(model.device)).loss
+    expected = reference(input_ids=ids, labels=ids).loss
+    check(loss.detach().float(), expected.detach().float(), "tensor-parallel Llama loss", atol=1e-5)
+    dist.destroy_process_group()
+
+
 SCENARIOS = {name[len("scenario_"):]: fn for name, fn in globals().items()
              if name.startswith("scenario_")}
 

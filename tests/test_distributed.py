@@ -60,7 +60,7 @@ def run_scenario(name: str, tmp_path: Path, world_size: int = 2, **env_vars: str
 
 @pytest.mark.parametrize("scenario", [
     "collectives", "errors", "fused_mode", "ddp", "sync_batch_norm", "fsdp2", "tensor_parallel", "compiled",
-    "bound_device",
+    "bound_device", "transformers_sets_up",
 ])
 def test_scenario(scenario, tmp_path):
     run_scenario(scenario, tmp_path)
@@ -81,4 +81,5 @@ def test_backend_is_registered():
 
     assert "tpu" in dist.Backend.backend_list
     assert dist.Backend.default_device_backend_map["tpu"] == "tpu"
+    assert "tpu_dist" in dist.Backend.backend_list  # the name Hugging Face Transformers asks for
     assert set(dist.Backend.backend_capability["tpu"]) == {"cpu", "tpu"}

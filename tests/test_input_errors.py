@@ -189,3 +189,41 @@ def test_copy_of_a_shape_that_does_not_broadcast(dst, src):
                     match="must match the size|doesn't match the broadcast shape")
     with pytest.raises(RuntimeError, match="must match the size|doesn't match the broadcast shape"):
         torch.zeros(dst, device="tpu").copy_(torch.ones(src))  # from the host
+
+
+@pytest.mark.parametrize("make", [
+    lambda: torch.sparse_coo_tensor(torch.tensor([[0, 1]]), torch.tensor([1.0, 2.0]), (3,), device="tpu"),
+    lambda: torch.zeros(2, 2, layout=torch.sparse_coo, device="tpu"),
+    lambda: torch.ones(2, 2).to_sparse().to("tpu"),
+    lambda: torch.ones(2, 2).to_sparse_csr().to("tpu"),
+    lambda: torch.sparse_csr_tensor(torch.tensor([0, 1, 2]), torch.tensor([0, 1]), torch.tensor([1.0, 2.0]), (2, 2),
+                                    device="tpu").values(),
+    lambda: repr(torch.sparse_csr_tensor(torch.tensor([0, 1, 2]), torch.tensor([0, 1]), torch.tensor([1.0, 2.0]),
+                                         (2, 2), device="tpu")),
+    lambda: torch.ones(4, 4).to_sparse_bsr((2, 2)).to("tpu").to_dense(),
+], ids=["coo", "coo_zeros", "coo_moved", "csr_moved", "csr_values", "csr_repr", "bsr_to_dense"])
+def test_sparse_layouts_are_refused_by_name(make):
+    # CPU builds all of these; tpu has no sparse kernels.
+    with pytest.raises(NotImplementedError, match="sparse layouts .* are not supported on tpu"):
+        make()
+
+
+@pytest.mark.parametrize("op", [
+    lambda w: torch.fbgemm_pack_gemm_matrix_fp16(w),
+    lambda w: torch.ops.aten._saturate_weight_to_fp16(w),
+    lambda w: torch.fbgemm_linear_quantize_weight(w),
+    lambda w: torch.fbgemm_pack_quantized_matrix(w.to(torch.int8)),
+    lambda w: torch.fbgemm_linear_fp16_weight(w, torch.fbgemm_pack_gemm_matrix_fp16(w.cpu()), w[0]),
+], ids=["pack_fp16", "saturate", "quantize_weight", "pack_quantized", "linear_fp16"])
+def test_host_only_fbgemm_kernels_are_refused_not_crashed(op):
+    # Their composite kernels read memory on the host: a tpu buffer there
+    # killed the process.
+    with pytest.raises(NotImplementedError, match="not supported on tpu: its kernel reads tensor memory on the host"):
+        op(torch.randn(4, 5, device="tpu"))
+
+
+def test_pinned_memory_is_refused_for_tpu_tensors():
+    with pytest.raises(RuntimeError, match="Only dense CPU tensors can be pinned"):
+        torch.empty(2, device="tpu", pin_memory=True)
+    with pytest.raises(RuntimeError, match="Only dense CPU tensors can be pinned"):
+        torch.empty_strided((2,), (1,), device="tpu", pin_memory=True)

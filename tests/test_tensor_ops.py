@@ -84,7 +84,10 @@ def test_out_of_range_python_numbers_wrap_or_raise_as_on_cpu():
                lambda t: t.masked_fill(t > 1, 300), lambda t: t.masked_fill(t > 1, torch.tensor(300)),
                lambda t: t.half().masked_fill(t > 1, 1e10), lambda t: t.masked_fill(t > 1, 255),
                lambda t: t.index_fill(0, where(t), 300), lambda t: t.index_fill(0, where(t), torch.tensor(300)),
-               lambda t: t.scatter(0, where(t), 300), lambda t: t.index_add(0, where(t), t[:1], alpha=300)):
+               lambda t: t.scatter(0, where(t), 300), lambda t: t.index_add(0, where(t), t[:1], alpha=300),
+               # Python integers from 2^63 on wrap too
+               lambda t: t + (2**64 - 1), lambda t: t * (2**63 + 1), lambda t: t == 2**64 - 1,
+               lambda t: t & (2**64 - 2), lambda t: t // (2**64 - 1), lambda t: t % (2**64 - 3)):
         assert_same(fn, u8)
 
 

@@ -27,6 +27,10 @@ except ImportError:  # a torch without gloo has no wrapper
     _ProcessGroupWrapper = ()
 
 BACKEND_NAME = "tpu"
+# Another name for the same backend: Hugging Face Transformers asks for
+# "tpu_dist" when it sets up torch.distributed itself on a tpu machine
+# (``from_pretrained(..., distributed_config=...)``, ``tp_plan="auto"``).
+BACKEND_ALIASES = ("tpu_dist",)
 
 
 def _create_backend(options, backend_options):
@@ -105,7 +109,10 @@ def install() -> None:
     """Registers the backend with torch.distributed (at import of torch_tpu)."""
     if not dist.is_available() or BACKEND_NAME in dist.Backend.backend_list:
         return
-    dist.Backend.register_backend(
-        BACKEND_NAME, _create_backend, extended_api=True, devices=["cpu", "tpu"]
-    )
+    # The main name first: the first name registered for a device is its
+    # default backend.
+    for name in (BACKEND_NAME, *BACKEND_ALIASES):
+        dist.Backend.register_backend(
+            name, _create_backend, extended_api=True, devices=["cpu", "tpu"]
+        )
     _wrap_group_creation()

@@ -58,6 +58,8 @@ int64_t scalar_as_int(const c10::Scalar& s) {
     // C's conversion is undefined outside int64; no kernel sees such values sensibly.
     return std::isfinite(d) && std::fabs(d) < 9.2e18 ? static_cast<int64_t>(d) : 0;
   }
+  // Python integers in [2^63, 2^64) wrap as they do on CPU (uint8 + (2**64 - 1) subtracts 1).
+  if (s.isUnsigned()) return static_cast<int64_t>(s.toUInt64());
   return s.toLong();
 }
 

@@ -37,6 +37,7 @@ at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<at::ScalarTy
                                std::optional<at::MemoryFormat> memory_format) {
   auto scalar_type = c10::dtype_or_default(dtype);
   (void)to_element_type(scalar_type, "aten::empty");
+  TORCH_CHECK(!pin_memory.value_or(false), "Only dense CPU tensors can be pinned");  // as CUDA says
   CurrentDeviceScope scope(checked_device_index(device));
   return filled_if_deterministic(
       at::detail::empty_generic(size, tpu_allocator(), kTpuKeys, scalar_type, memory_format));
@@ -47,6 +48,7 @@ at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride,
                          std::optional<at::Device> device, std::optional<bool> pin_memory) {
   auto scalar_type = c10::dtype_or_default(dtype);
   (void)to_element_type(scalar_type, "aten::empty_strided");
+  TORCH_CHECK(!pin_memory.value_or(false), "Only dense CPU tensors can be pinned");  // as CUDA says
   CurrentDeviceScope scope(checked_device_index(device));
   return filled_if_deterministic(
       at::detail::empty_strided_generic(size, stride, tpu_allocator(), kTpuKeys, scalar_type));

@@ -108,7 +108,8 @@ Prepared prepare(Binary op, const at::Tensor& self, const at::Tensor& other,
   // scalar divisor, at the next sync for a tensor element (a deferred check).
   if (op == Binary::kDiv && mode != ops::RoundingMode::kTrue && c10::isIntegralType(dtype, true)) {
     if (p.other.scalar) {
-      TORCH_CHECK(p.call.scalars[p.other.index].value.toLong() != 0, "ZeroDivisionError");
+      // (toDouble: a uint64 divisor from 2^63 up is no int64)
+      TORCH_CHECK(p.call.scalars[p.other.index].value.toDouble() != 0, "ZeroDivisionError");
     } else {
       p.zero_flag = true;
     }

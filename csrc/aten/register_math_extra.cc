@@ -395,7 +395,7 @@ Binary binary_call(BinaryMathOp op, const Arg& a, const Arg& b) {
   p.y = add_binary_arg(p.call, b, p.compute);
   if (s.zero_divisor_check && c10::isIntegralType(p.result, false)) {
     if (p.y.scalar) {
-      TORCH_CHECK(p.call.scalars[p.y.index].value.toLong() != 0, "ZeroDivisionError");
+      TORCH_CHECK(p.call.scalars[p.y.index].value.toDouble() != 0, "ZeroDivisionError");
     } else {
       p.zero_flag = true;
     }

@@ -259,6 +259,10 @@ double largest(ScalarType t) {
     case ScalarType::Half: return static_cast<float>(std::numeric_limits<c10::Half>::max());
     case ScalarType::BFloat16: return static_cast<float>(std::numeric_limits<c10::BFloat16>::max());
     case ScalarType::Float: return std::numeric_limits<float>::max();
+    case ScalarType::Float8_e5m2: return static_cast<float>(std::numeric_limits<c10::Float8_e5m2>::max());
+    case ScalarType::Float8_e4m3fn: return static_cast<float>(std::numeric_limits<c10::Float8_e4m3fn>::max());
+    case ScalarType::Float8_e5m2fnuz: return static_cast<float>(std::numeric_limits<c10::Float8_e5m2fnuz>::max());
+    case ScalarType::Float8_e4m3fnuz: return static_cast<float>(std::numeric_limits<c10::Float8_e4m3fnuz>::max());
     default: return std::numeric_limits<double>::max();
   }
 }

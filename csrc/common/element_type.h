@@ -141,6 +141,12 @@ constexpr bool is_floating(ElementType t) {
          t == ElementType::kF32 || t == ElementType::kF64 || is_float8(t);
 }
 
+// The 8-bit float types without an infinity (they saturate or go to NaN).
+constexpr bool has_infinity(ElementType t) {
+  return is_floating(t) && t != ElementType::kF8E4M3FN &&
+         t != ElementType::kF8E4M3FNUZ && t != ElementType::kF8E5M2FNUZ;
+}
+
 constexpr bool is_complex(ElementType t) {
   return t == ElementType::kC64 || t == ElementType::kC128;
 }
@@ -164,6 +170,17 @@ constexpr bool is_signed_integer(ElementType t) {
 
 constexpr bool is_integer(ElementType t) {
   return is_signed_integer(t) || is_unsigned(t);
+}
+
+// The signed integer type of t's width: a float's bit pattern bitcast to it
+// is negative exactly when the sign bit is set.
+constexpr ElementType same_width_signed_int(ElementType t) {
+  switch (element_size(t)) {
+    case 1: return ElementType::kS8;
+    case 2: return ElementType::kS16;
+    case 4: return ElementType::kS32;
+    default: return ElementType::kS64;
+  }
 }
 
 }  // namespace torch_tpu

@@ -17,19 +17,6 @@ hlo::Value k(hlo::Builder& b, double v, const hlo::Value& like) { return splat_l
 
 hlo::Value is_nan(hlo::Builder& b, const hlo::Value& x) { return b.compare(x, x, "NE"); }
 
-ElementType same_width_int(ElementType t) {
-  switch (element_size(t)) {
-    case 2: return ElementType::kS16;
-    case 4: return ElementType::kS32;
-    default: return ElementType::kS64;
-  }
-}
-
-hlo::Value sign_bit(hlo::Builder& b, const hlo::Value& x) {
-  hlo::Value bits = b.bitcast_convert(x, hlo::TensorType(same_width_int(x.dtype()), x.dims()));
-  return b.compare(bits, splat_like(b, 0, bits), "LT");
-}
-
 hlo::Value copysign(hlo::Builder& b, const hlo::Value& x, const hlo::Value& y) {
   hlo::Value ax = b.abs(x);
   return b.select(sign_bit(b, y), b.negate(ax), ax);
@@ -66,7 +53,7 @@ hlo::Value xlogy(hlo::Builder& b, const hlo::Value& x, const hlo::Value& y, bool
 
 // The next representable value after x toward y, on the bit pattern.
 hlo::Value nextafter(hlo::Builder& b, const hlo::Value& x, const hlo::Value& y) {
-  const hlo::TensorType int_type(same_width_int(x.dtype()), x.dims());
+  const hlo::TensorType int_type(same_width_signed_int(x.dtype()), x.dims());
   hlo::Value bits = b.bitcast_convert(x, int_type);
   hlo::Value one = splat_like(b, 1, bits);
   hlo::Value away_from_zero = b.compare(b.compare(x, y, "LT"), b.compare(x, k(b, 0, x), "GT"), "EQ");

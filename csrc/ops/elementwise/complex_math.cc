@@ -10,17 +10,10 @@ namespace {
 
 using hlo::Value;
 
-// The sign bit itself (-0.0 and negative NaNs count).
-Value signbit(hlo::Builder& b, const Value& x) {
-  const ElementType bits = x.dtype() == ElementType::kF64 ? ElementType::kS64 : ElementType::kS32;
-  Value as_int = b.bitcast_convert(x, hlo::TensorType(bits, x.dims()));
-  return b.compare(as_int, b.constant_splat(0, as_int.type()), "LT");
-}
-
 // s * t where a zero s gives a zero of the product's sign even when t is
 // infinite or NaN: sin(0 + 100i) is 0 + inf i although cosh(100) = inf in f32.
 Value times(hlo::Builder& b, const Value& s, const Value& t) {
-  Value zero_product = b.select(signbit(b, t), b.negate(s), s);
+  Value zero_product = b.select(sign_bit(b, t), b.negate(s), s);
   return b.select(b.compare(s, splat_like(b, 0, s), "EQ"), zero_product, b.multiply(s, t));
 }
 
@@ -57,8 +50,8 @@ Value by_symmetry(hlo::Builder& b, const Value& z, bool odd, const std::function
   const Value x = b.real(z), y = b.imag(z);
   const Value w = f(b.complex(odd ? b.abs(x) : x, b.abs(y)));
   Value re = b.real(w), im = b.imag(w);
-  if (odd) re = b.select(signbit(b, x), b.negate(re), re);
-  im = b.select(signbit(b, y), b.negate(im), im);
+  if (odd) re = b.select(sign_bit(b, x), b.negate(re), re);
+  im = b.select(sign_bit(b, y), b.negate(im), im);
   return b.complex(re, im);
 }
 

@@ -16,6 +16,11 @@ hlo::Value splat_like(hlo::Builder& b, double v, const hlo::Value& like) {
   return b.constant_splat(v, like.type());
 }
 
+hlo::Value sign_bit(hlo::Builder& b, const hlo::Value& x) {
+  hlo::Value bits = b.bitcast_convert(x, hlo::TensorType(same_width_signed_int(x.dtype()), x.dims()));
+  return b.compare(bits, splat_like(b, 0, bits), "LT");
+}
+
 hlo::Value conjugate(hlo::Builder& b, const hlo::Value& x) {
   return is_complex(x.dtype()) ? b.complex(b.real(x), b.negate(b.imag(x))) : x;
 }
@@ -79,14 +84,6 @@ hlo::Value trunc(hlo::Builder& b, const hlo::Value& x) {
 }
 
 // The signed integer type as wide as the float type t.
-ElementType same_width_int(ElementType t) {
-  switch (element_size(t)) {
-    case 2: return ElementType::kS16;
-    case 4: return ElementType::kS32;
-    default: return ElementType::kS64;
-  }
-}
-
 // The float ops, on a value already in its (at least f32) compute type.
 hlo::Value float_op(hlo::Builder& b, UnaryOp op, const hlo::Value& x) {
   switch (op) {
@@ -127,18 +124,17 @@ hlo::Value predicate_op(hlo::Builder& b, UnaryOp op, const hlo::Value& x) {
       return t == ElementType::kPred ? b.not_(x) : b.compare(x, splat_like(b, 0, x), "EQ");
     case UnaryOp::kIsNan:
       return fp ? b.compare(x, x, "NE") : all_false(b, x);
+    // (An infinity constant of a type without one would be its largest
+    // finite value or NaN.)
     case UnaryOp::kIsInf:
-      return fp ? b.compare(b.abs(x), splat_like(b, INFINITY, x), "EQ") : all_false(b, x);
+      return has_infinity(t) ? b.compare(b.abs(x), splat_like(b, INFINITY, x), "EQ") : all_false(b, x);
     case UnaryOp::kIsPosInf:
-      return fp ? b.compare(x, splat_like(b, INFINITY, x), "EQ") : all_false(b, x);
+      return has_infinity(t) ? b.compare(x, splat_like(b, INFINITY, x), "EQ") : all_false(b, x);
     case UnaryOp::kIsNegInf:
-      return fp ? b.compare(x, splat_like(b, -INFINITY, x), "EQ") : all_false(b, x);
+      return has_infinity(t) ? b.compare(x, splat_like(b, -INFINITY, x), "EQ") : all_false(b, x);
     case UnaryOp::kSignbit: {
       if (is_signed_integer(t)) return b.compare(x, splat_like(b, 0, x), "LT");
-      if (!fp) return all_false(b, x);
-      // The sign bit itself: -0.0 and negative NaNs count, like std::signbit.
-      hlo::Value bits = b.bitcast_convert(x, hlo::TensorType(same_width_int(t), x.dims()));
-      return b.compare(bits, splat_like(b, 0, bits), "LT");
+      return fp ? sign_bit(b, x) : all_false(b, x);
     }
     default: break;
   }
@@ -206,8 +202,11 @@ hlo::Value lower_nan_to_num(hlo::Builder& b, const hlo::Value& x, const hlo::Val
                             const hlo::Value& posinf, const hlo::Value& neginf) {
   if (!is_floating(x.dtype())) return x;
   auto fill = [&](const hlo::Value& v) { return broadcast_to(b, convert_to(b, v, x.dtype()), x.dims()); };
-  hlo::Value r = b.select(b.compare(x, splat_like(b, -INFINITY, x), "EQ"), fill(neginf), x);
-  r = b.select(b.compare(x, splat_like(b, INFINITY, x), "EQ"), fill(posinf), r);
+  hlo::Value r = x;
+  if (has_infinity(x.dtype())) {
+    r = b.select(b.compare(x, splat_like(b, -INFINITY, x), "EQ"), fill(neginf), r);
+    r = b.select(b.compare(x, splat_like(b, INFINITY, x), "EQ"), fill(posinf), r);
+  }
   return b.select(b.compare(x, x, "NE"), fill(nan), r);
 }
 

@@ -78,6 +78,9 @@ hlo::Value lower_pow_special(hlo::Builder& b, const hlo::Value& x, double expone
 ElementType elementwise_compute_type(ElementType t);
 // A constant of x's type and shape.
 hlo::Value splat_like(hlo::Builder& b, double v, const hlo::Value& like);
+// The sign bit of real floats x itself: true for -0.0 and negative NaNs,
+// like std::signbit.
+hlo::Value sign_bit(hlo::Builder& b, const hlo::Value& x);
 // x's complex conjugate; x itself for real types. (Backward formulas of
 // holomorphic functions multiply the gradient by the conjugate derivative.)
 hlo::Value conjugate(hlo::Builder& b, const hlo::Value& x);

@@ -23,6 +23,31 @@ Value sorts_before(hlo::Builder& b, const Value& a, const Value& c, bool descend
   return b.and_(b.not_(is_nan(b, a)), b.or_(is_nan(b, c), b.compare(a, c, "LT")));
 }
 
+// 8-bit floats are sorted as their bit patterns (s8): XLA's CPU compiler
+// sorts them as f16 and flushed f16 subnormals, so e5m2fnuz values in
+// [2^-15, 2^-14) compared equal. The order of a pattern is its magnitude
+// bits (which grow with the value) negated when the sign bit is set, both
+// zeros being 0; NaN sorts last, as for the other floats.
+struct Float8Order {
+  Value key, nan;
+};
+
+Float8Order float8_order(hlo::Builder& b, const Value& pattern, ElementType type) {
+  Value bits = b.convert(pattern, ElementType::kS32);
+  auto k = [&](int64_t v) { return b.constant_splat_int(v, bits.type()); };
+  Value magnitude = b.and_(bits, k(0x7F));
+  Value nan = type == ElementType::kF8E4M3FN ? b.compare(magnitude, k(0x7F), "EQ")
+              : type == ElementType::kF8E5M2 ? b.compare(magnitude, k(0x7C), "GT")
+                                             : b.compare(bits, k(-128), "EQ");  // fnuz: the "negative zero"
+  return {b.select(b.compare(bits, k(0), "LT"), b.negate(magnitude), magnitude), nan};
+}
+
+Value float8_sorts_before(hlo::Builder& b, const Value& a, const Value& c, bool descending, ElementType type) {
+  Float8Order x = float8_order(b, a, type), y = float8_order(b, c, type);
+  if (descending) return b.and_(b.not_(y.nan), b.or_(x.nan, b.compare(x.key, y.key, "GT")));
+  return b.and_(b.not_(x.nan), b.or_(y.nan, b.compare(x.key, y.key, "LT")));
+}
+
 Value slice_dim(hlo::Builder& b, const Value& x, int64_t dim, int64_t start, int64_t limit) {
   std::vector<int64_t> starts(x.rank(), 0), limits = x.dims(), strides(x.rank(), 1);
   starts[dim] = start;
@@ -74,6 +99,14 @@ std::pair<Value, Value> lower_sort(hlo::Builder& b, const Value& x, int64_t dim,
   const TensorType index_type(ElementType::kS64, x.dims());
   if (x.rank() == 0 || x.type().num_elements() == 0) return {x, b.constant_splat_int(0, index_type)};
   if (dim < 0 || dim >= x.rank()) throw hlo::HloError("sort: dimension out of range for " + x.type().to_string());
+  const ElementType type = x.dtype();
+  if (is_float8(type)) {
+    auto sorted = b.sort({b.bitcast_convert(x, TensorType(ElementType::kS8, x.dims())), b.iota(index_type, dim)}, dim,
+                         /*is_stable=*/true, [descending, type](hlo::Builder& r, const std::vector<Value>& a) {
+                           return std::vector<Value>{float8_sorts_before(r, a[0], a[1], descending, type)};
+                         });
+    return {b.bitcast_convert(sorted[0], x.type()), sorted[1]};
+  }
   auto sorted = b.sort({x, b.iota(index_type, dim)}, dim, /*is_stable=*/true,
                        [descending](hlo::Builder& r, const std::vector<Value>& a) {
                          return std::vector<Value>{sorts_before(r, a[0], a[1], descending)};
