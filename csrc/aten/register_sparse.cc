@@ -27,7 +27,7 @@ void refuse_sparse(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::ji
   TORCH_CHECK_NOT_IMPLEMENTED(false, name_of(op),
                               ": sparse layouts (COO, CSR, CSC, BSR, BSC) are not supported on tpu; "
                               "keep sparse tensors on the CPU, or make them dense (.to_dense()) before "
-                              "moving them to tpu");
+                              "moving them to tpu; nn.Embedding and nn.EmbeddingBag need sparse=False");
 }
 
 }  // namespace
