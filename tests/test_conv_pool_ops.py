@@ -284,6 +284,13 @@ def test_upsample_variants():
     assert_grads(lambda x: F.interpolate(x, scale_factor=(2, 1.5, 1), mode="trilinear"), make((1, 2, 3, 4, 5)))
     assert_grads(lambda x: F.interpolate(x, scale_factor=2), make((1, 2, 3, 4, 5)))
     assert_grads(lambda x: F.interpolate(x, size=(4, 5, 6), mode="nearest-exact"), make((1, 2, 3, 4, 5)))
+    # A scale whose output size is the input's (or twice it): CPU's 2-D
+    # forward kernel copies (or doubles) rows, its 1-D and 3-D ones compute
+    # floor(o / scale); every backward copies.
+    for scale in (1.05, 2.1):
+        assert_grads(lambda x: F.interpolate(x, scale_factor=scale), make((2, 3, 12)))
+        assert_grads(lambda x: F.interpolate(x, scale_factor=(scale, scale)), make((2, 3, 12, 7)))
+        assert_grads(lambda x: F.interpolate(x, scale_factor=(1, 1, scale)), make((1, 2, 3, 4, 7)))
     # bad sizes
     assert_same(lambda x: F.interpolate(x, size=(0, 4)), make((2, 3, 9, 7)))
     assert_same(lambda x: torch.ops.aten.upsample_bilinear2d(x, [4, 4], False), make((3, 9, 7)))

@@ -89,8 +89,14 @@ Taps antialias_taps(bool cubic, int64_t in, int64_t out, bool align_corners, std
   return taps;
 }
 
+// `nearest_shortcuts`: nearest's source index is o for out == in and o / 2
+// for out == 2 in, whatever the scale given. CPU's 2-D forward kernel and
+// its backward kernels take these shortcuts; its 1-D and 3-D forward
+// kernels (and CUDA) compute floor(o * scale), which differs when a
+// scale_factor such as 1.05 gives out == in.
 template <typename T>
-Taps make_taps(UpsampleMode mode, int64_t in, int64_t out, bool align_corners, std::optional<double> scale) {
+Taps make_taps(UpsampleMode mode, int64_t in, int64_t out, bool align_corners, std::optional<double> scale,
+               bool nearest_shortcuts) {
   Taps taps;
   switch (mode) {
     case UpsampleMode::kLinearAntialias:
@@ -105,9 +111,9 @@ Taps make_taps(UpsampleMode mode, int64_t in, int64_t out, bool align_corners, s
         int64_t i;
         if (mode == UpsampleMode::kNearestExact) {
           i = static_cast<int64_t>(std::floor(static_cast<float>((static_cast<double>(o) + 0.5) * s)));
-        } else if (out == in) {
+        } else if (nearest_shortcuts && out == in) {
           i = o;
-        } else if (out == 2 * in) {
+        } else if (nearest_shortcuts && out == 2 * in) {
           i = o >> 1;
         } else {
           i = static_cast<int64_t>(std::floor(static_cast<float>(o) * s));
@@ -159,9 +165,9 @@ Taps make_taps(UpsampleMode mode, int64_t in, int64_t out, bool align_corners, s
 }
 
 Taps axis_taps(UpsampleMode mode, ElementType dtype, int64_t in, int64_t out, bool align_corners,
-               std::optional<double> scale) {
-  return dtype == ElementType::kF64 ? make_taps<double>(mode, in, out, align_corners, scale)
-                                    : make_taps<float>(mode, in, out, align_corners, scale);
+               std::optional<double> scale, bool nearest_shortcuts = true) {
+  return dtype == ElementType::kF64 ? make_taps<double>(mode, in, out, align_corners, scale, nearest_shortcuts)
+                                    : make_taps<float>(mode, in, out, align_corners, scale, nearest_shortcuts);
 }
 
 // A weight vector in the compute type, rounded through the tensor's own
@@ -185,7 +191,8 @@ Value lower_upsample(hlo::Builder& b, const Value& x, UpsampleMode mode, bool al
   Value y = convert_to(b, x, acc);
   for (int64_t i = n - 1; i >= 0; --i) {
     const int64_t axis_dim = lead + i;
-    const Taps taps = axis_taps(mode, x.dtype(), x.dims()[axis_dim], output[i], align_corners, scales[i]);
+    const Taps taps = axis_taps(mode, x.dtype(), x.dims()[axis_dim], output[i], align_corners, scales[i],
+                                /*nearest_shortcuts=*/n == 2);
     if (nearest) {
       y = axis::take(b, y, axis_dim, taps.idx[0]);
       continue;
