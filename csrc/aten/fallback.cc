@@ -45,11 +45,6 @@ void check_one_device(const c10::OperatorHandle& op, const torch::jit::Stack& st
               *tpu, " and ", *cpu, "! (when checking arguments for ", name, ")");
 }
 
-std::string name_of(const c10::OperatorHandle& op) {
-  return op.schema().operator_name().name +
-         (op.schema().overload_name().empty() ? "" : "." + op.schema().overload_name());
-}
-
 // The quantized dtype a call asks for (a quantized tensor argument or a
 // quantized `dtype`), if any.
 std::optional<c10::ScalarType> quantized_dtype(const c10::OperatorHandle& op, const torch::jit::Stack& stack) {
@@ -76,11 +71,11 @@ void refuse_quantized(const std::string& name, std::optional<c10::ScalarType> dt
 }
 
 void quantized_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  refuse_quantized(name_of(op), quantized_dtype(op, *stack));
+  refuse_quantized(op_name(op), quantized_dtype(op, *stack));
 }
 
 void tpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  const std::string name = name_of(op);
+  const std::string name = op_name(op);
   if (auto dtype = quantized_dtype(op, *stack)) refuse_quantized(name, dtype);
   check_one_device(op, *stack, name);
   // An operator of another library (a user's custom op, torchvision's)
@@ -112,6 +107,11 @@ void tpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 }
 
 }  // namespace
+
+std::string op_name(const c10::OperatorHandle& op) {
+  return op.schema().operator_name().name +
+         (op.schema().overload_name().empty() ? "" : "." + op.schema().overload_name());
+}
 
 void set_cpu_fallback_enabled(bool enabled) { g_enabled.store(enabled ? 1 : 0); }
 

@@ -6,7 +6,14 @@
 #include <map>
 #include <string>
 
+namespace c10 {
+class OperatorHandle;
+}
+
 namespace torch_tpu::aten {
+
+// "aten::add.Tensor": an op's name and overload, as errors name it.
+std::string op_name(const c10::OperatorHandle& op);
 
 void set_cpu_fallback_enabled(bool enabled);
 bool cpu_fallback_enabled();

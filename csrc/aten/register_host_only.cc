@@ -8,15 +8,13 @@
 #include <c10/util/Exception.h>
 #include <torch/library.h>
 
-#include <string>
+#include "aten/fallback.h"
 
 namespace torch_tpu::aten {
 namespace {
 
 void refuse_host_only(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack*) {
-  const auto& name = op.schema().operator_name();
-  TORCH_CHECK_NOT_IMPLEMENTED(false, name.name, name.overload_name.empty() ? "" : "." + name.overload_name,
-                              " is not supported on tpu: its kernel reads tensor memory on the host (CPU-only "
+  TORCH_CHECK_NOT_IMPLEMENTED(false, op_name(op), " is not supported on tpu: its kernel reads tensor memory on the host (CPU-only "
                               "fbgemm / mkldnn code); run it on CPU tensors");
 }
 

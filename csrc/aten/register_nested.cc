@@ -35,6 +35,8 @@
 #include <string>
 #include <vector>
 
+#include "aten/fallback.h"
+
 namespace torch_tpu::aten {
 
 namespace {
@@ -109,11 +111,6 @@ const std::vector<const char*>& device_generic_nested_kernels() {
   return ops;
 }
 
-std::string name_of(const c10::OperatorHandle& op) {
-  const auto& name = op.schema().operator_name();
-  return name.name + (name.overload_name.empty() ? "" : "." + name.overload_name);
-}
-
 void run_device_generic_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack* stack) {
   op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::NestedTensorCPU), stack);
 }
@@ -126,7 +123,7 @@ void view_dense_buffer(const c10::OperatorHandle& op, c10::DispatchKeySet, torch
 }
 
 void refuse_nested(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack*) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, name_of(op),
+  TORCH_CHECK_NOT_IMPLEMENTED(false, op_name(op),
                               " is not supported on tpu for nested tensors with the strided layout; "
                               "torch.nested.nested_tensor(..., layout=torch.jagged) is supported, or nest CPU "
                               "tensors");

@@ -13,18 +13,13 @@
 #include <c10/util/Exception.h>
 #include <torch/library.h>
 
-#include <string>
+#include "aten/fallback.h"
 
 namespace torch_tpu::aten {
 namespace {
 
-std::string name_of(const c10::OperatorHandle& op) {
-  const auto& name = op.schema().operator_name();
-  return name.name + (name.overload_name.empty() ? "" : "." + name.overload_name);
-}
-
 void refuse_sparse(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack*) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, name_of(op),
+  TORCH_CHECK_NOT_IMPLEMENTED(false, op_name(op),
                               ": sparse layouts (COO, CSR, CSC, BSR, BSC) are not supported on tpu; "
                               "keep sparse tensors on the CPU, or make them dense (.to_dense()) before "
                               "moving them to tpu; nn.Embedding and nn.EmbeddingBag need sparse=False");
