@@ -141,7 +141,8 @@ constexpr bool is_floating(ElementType t) {
          t == ElementType::kF32 || t == ElementType::kF64 || is_float8(t);
 }
 
-// The 8-bit float types without an infinity (they saturate or go to NaN).
+// Floating types with an infinity: all but the 8-bit e4m3fn, e4m3fnuz and
+// e5m2fnuz (which saturate or go to NaN instead).
 constexpr bool has_infinity(ElementType t) {
   return is_floating(t) && t != ElementType::kF8E4M3FN &&
          t != ElementType::kF8E4M3FNUZ && t != ElementType::kF8E5M2FNUZ;

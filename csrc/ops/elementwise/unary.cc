@@ -83,7 +83,6 @@ hlo::Value trunc(hlo::Builder& b, const hlo::Value& x) {
   return b.select(b.compare(x, splat_like(b, 0, x), "LT"), b.ceil(x), b.floor(x));
 }
 
-// The signed integer type as wide as the float type t.
 // The float ops, on a value already in its (at least f32) compute type.
 hlo::Value float_op(hlo::Builder& b, UnaryOp op, const hlo::Value& x) {
   switch (op) {
