@@ -787,6 +787,34 @@ def test_forked_child_reading_a_parent_tensor_raises_instead_of_hanging():
     assert out.strip() == "ok"
 
 
+def test_data_loader_worker_making_tpu_tensors_raises_in_the_main_process():
+    # The batch could not travel back (see the test above); without the
+    # check in the worker the main process waited forever for it.
+    out = run_python(
+        """
+        import torch, torch_tpu
+
+        class OnTpu(torch.utils.data.Dataset):
+            def __len__(self):
+                return 4
+
+            def __getitem__(self, i):
+                return torch.full((2,), float(i), device="tpu")
+
+        try:
+            next(iter(torch.utils.data.DataLoader(OnTpu(), batch_size=2, num_workers=1)))
+        except RuntimeError as e:
+            assert "tpu cannot be used in DataLoader worker process 0" in str(e), e
+        else:
+            raise AssertionError("the worker's tpu tensor was not refused")
+        batch = next(iter(torch.utils.data.DataLoader(OnTpu(), batch_size=2)))  # in-process loading works
+        assert batch.device.type == "tpu" and batch.cpu().tolist() == [[0.0, 0.0], [1.0, 1.0]]
+        print("ok")
+        """
+    )
+    assert out.strip().endswith("ok")
+
+
 # ---- autoload ------------------------------------------------------------------
 
 

@@ -222,6 +222,12 @@ def test_index_pad_errors():
     assert_same(lambda t: torch.ops.aten.reflection_pad1d(t, (1, 1)), make((1, 0, 3)))
     assert_same(lambda t: torch.ops.aten.replication_pad1d(t, (-2, -1)), make((1, 3)))
     assert_same(lambda t: torch.ops.aten.replication_pad2d(t, (1, 1)), make((1, 3, 3)))
+    # Negative padding may empty some padded dimensions (not all of them)
+    for mode in ("reflect", "replicate"):
+        for shape, pad in [((1, 1, 3, 3), (0, 0, -3, 0)), ((1, 3, 3), (-3, 0, 0, 0)), ((1, 1, 2, 3, 3), (0, 0, -3, 0, 1, 0)),
+                           ((1, 1, 3, 3), (-3, 0, -3, 0)), ((1, 1, 3, 3), (0, 0, -4, 0))]:
+            assert_same(lambda t: F.pad(t, pad, mode=mode), make(shape))
+        assert_grad(lambda t: F.pad(t, (0, 0, -3, 0), mode=mode), make((1, 2, 3, 3)))
     # out= forms
     assert_same(lambda t: torch.ops.aten.reflection_pad2d.out(t, (1, 1, 1, 1), out=torch.empty(0, device=t.device)),
                 make((1, 3, 3)))

@@ -11,7 +11,9 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/zeros.h>
 #include <c10/core/ScalarType.h>
+#include <c10/util/accumulate.h>
 #include <c10/util/Exception.h>
 #include <torch/library.h>
 
@@ -294,9 +296,24 @@ Pads check_index_pad(const at::Tensor& self, at::IntArrayRef padding, int64_t D,
                   "Argument #4: Padding size should be less than the corresponding input dimension, but got: padding (",
                   pads[i].first, ", ", pads[i].second, ") at dimension ", d, " of input ", self.sizes());
     }
+  }
+  // As CPU: the output is refused only when none of its padded dimensions
+  // is at least 1, so negative padding may empty some of them.
+  std::string inputs, outputs;
+  bool any_nonempty = false;
+  for (int64_t i = 0; i < D; ++i) {
+    const int64_t n = self.size(rank - D + i);
     const int64_t out = n + pads[i].first + pads[i].second;
-    TORCH_CHECK(out >= 1, "input (", names[3 - D + i], ": ", n, ") is too small. Calculated output ", names[3 - D + i],
-                ": ", out);
+    any_nonempty |= out >= 1;
+    const char* name = names[3 - D + i];
+    inputs += std::string(i ? ", " : "") + name + ": " + std::to_string(n);
+    outputs += std::string(i ? " " : "") + name + ": " + std::to_string(out);
+  }
+  TORCH_CHECK(any_nonempty, "input (", inputs, ") is too small. Calculated output ", outputs);
+  for (int64_t i = 0; i < D; ++i) {
+    const int64_t out = self.size(rank - D + i) + pads[i].first + pads[i].second;
+    TORCH_CHECK(out >= 0, "Trying to create tensor with negative dimension ", out, ": ",
+                c10::IntArrayRef(padded_shape(self, pads)));
   }
   return pads;
 }
@@ -325,7 +342,8 @@ at::Tensor index_pad(const at::Tensor& self, c10::SymIntArrayRef padding_sym) {
   for (const auto& p : padding_sym) padding.push_back(p.guard_int(__FILE__, __LINE__));
   Pads pads = check_index_pad(self, padding, D, M);
   to_element_type(self.scalar_type(), pad_name(M, D, false));
-  if (self.numel() == 0) return at::empty(padded_shape(self, pads), self.options());
+  const auto shape = padded_shape(self, pads);
+  if (c10::multiply_integers(shape) == 0) return at::empty(shape, self.options());
   at::Tensor padded =
       run_op(OpCall{pad_name(M, D, false), pad_key(M, pads), {self}, {}},
              one_result([pads](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
@@ -354,6 +372,7 @@ at::Tensor index_pad_backward(const at::Tensor& grad, const at::Tensor& self, c1
               " does not match the padded input size ", c10::IntArrayRef(expected));
   to_element_type(grad.scalar_type(), pad_name(M, D, true));
   if (self.numel() == 0) return at::empty(self.sizes(), grad.options());
+  if (grad.numel() == 0) return at::zeros(self.sizes(), grad.options());  // every input element was cut off
   std::string key = pad_key(M, pads);
   const std::vector<int64_t> input_dims = self.sizes().vec();
   put(key, input_dims);

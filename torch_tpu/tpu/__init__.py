@@ -72,6 +72,27 @@ def init() -> None:
     _lazy_init()
 
 
+def _refuse_in_data_loader_worker() -> None:
+    # A worker's batch reaches the main process through a multiprocessing
+    # queue, and a tpu tensor cannot be pickled for another process
+    # (torch_tpu/_multiprocessing.py). The pickling fails in the queue's
+    # feeder thread, out of the worker's reach, so the main process would
+    # wait forever for the batch. Raised here, inside the worker's fetch,
+    # the DataLoader re-raises it in the main process instead. (On a TPU a
+    # second process could not open the chips the main one holds anyway.)
+    from torch.utils.data import get_worker_info
+
+    info = get_worker_info()
+    if info is not None:
+        raise RuntimeError(
+            f"tpu cannot be used in DataLoader worker process {info.id}: its "
+            "tensors cannot be sent back to the main process. Return CPU "
+            "tensors from the dataset and move each batch to the device in the "
+            "main process (batch.to('tpu', non_blocking=True)); "
+            "pin_memory=True speeds up that copy."
+        )
+
+
 def _lazy_init() -> None:
     global _initialized, default_generators
     if is_initialized() or getattr(_tls, "is_initializing", False):
@@ -84,6 +105,7 @@ def _lazy_init() -> None:
                 "Cannot re-initialize the tpu device in a forked subprocess. To use "
                 "tpu with multiprocessing, use the 'spawn' start method"
             )
+        _refuse_in_data_loader_worker()
         runtime.initialize()
         default_generators = tuple(
             _device_c.default_generator(i) for i in range(_device_c.device_count())
