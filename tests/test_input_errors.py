@@ -183,6 +183,31 @@ def test_out_tensors_on_another_device_are_refused(fn):
         fn(x, (torch.empty(0, device="tpu"), torch.empty(0, dtype=torch.long)))
 
 
+@pytest.mark.parametrize("fn", [
+    lambda x, y: torch.add(x, y, out=x),
+    lambda x, y: torch.mul(y, x, out=x),
+    lambda x, y: torch.pow(x, y, out=x),
+    lambda x, y: torch.where(y > 50, x, y, out=x),
+    lambda x, y: torch.clamp(x, min=y, out=x),
+    lambda x, y: torch.lerp(x, y, 0.5, out=x),
+    lambda x, y: torch.addcdiv(x, y, y + 1, out=x),
+    lambda x, y: torch.hypot(x, y, out=x),
+    lambda x, y: torch.eq(x, y, out=x),
+    lambda x, y: torch.stack([x, x], out=x),
+    lambda x, y: torch.cat([x, x], out=x),
+], ids=["add", "mul", "pow", "where", "clamp", "lerp", "addcdiv", "hypot", "eq", "stack", "cat"])
+def test_an_out_that_is_a_smaller_input_is_not_resized(fn):
+    # It was resized first and then read, its new elements as zeros.
+    raises_like_cpu(fn, torch.arange(4.0), torch.arange(12.0).view(3, 4) * 10,
+                    match="doesn't match the broadcast shape|refer to a single memory location")
+
+
+def test_a_reduction_into_its_own_input_reads_the_input_first():
+    a = torch.arange(8.0, device="tpu").view(2, 4)
+    torch.logsumexp(a, 1, out=a)  # failed to lower: the resized out was read
+    torch.testing.assert_close(a.cpu(), torch.arange(8.0).view(2, 4).logsumexp(1))
+
+
 @pytest.mark.parametrize("dst, src", [((3, 4), (2, 4)), ((3, 4), (2, 3, 4)), ((0, 4), (2, 4))])
 def test_copy_of_a_shape_that_does_not_broadcast(dst, src):
     raises_like_cpu(lambda d, s: d.copy_(s), torch.zeros(dst), torch.ones(src),

@@ -238,6 +238,27 @@ def test_an_out_resized_from_empty_takes_the_iterator_layout(name):
     torch.testing.assert_close(got.cpu(), want)
 
 
+LINALG_OUT_OPS = {
+    "cholesky": lambda a, out: torch.linalg.cholesky(a, out=out),
+    "inv": lambda a, out: torch.linalg.inv(a, out=out),
+    "solve": lambda a, out: torch.linalg.solve(a, a + 1, out=out),
+    "solve_triangular": lambda a, out: torch.linalg.solve_triangular(a, a, upper=True, out=out),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LINALG_OUT_OPS))
+@pytest.mark.parametrize("initial", [(0,), (3,)], ids=["empty", "wrong_shape"])
+def test_a_resized_linalg_out_is_column_major_as_on_cpu(name, initial):
+    # (torch.cholesky's legacy out= is row-major on CPU, and stays so.)
+    a = torch.eye(4, dtype=torch.float64).expand(2, 4, 4) * 2 + 0.1
+    want = torch.empty(initial, dtype=torch.float64)
+    LINALG_OUT_OPS[name](a, want)
+    got = torch.empty(initial, dtype=torch.float64, device="tpu")
+    LINALG_OUT_OPS[name](to_tpu(a), got)
+    assert got.stride() == want.stride() == (16, 1, 4)
+    torch.testing.assert_close(got.cpu(), want)
+
+
 def _conv_weight(x):
     return torch.ones(3, 4, 3, 3, device=x.device)
 

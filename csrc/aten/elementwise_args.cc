@@ -150,6 +150,10 @@ void check_exact(c10::ScalarType result, const at::Tensor& out) {
 }
 
 void prepare_out(at::Tensor& out, c10::IntArrayRef shape, bool inplace, const std::vector<TensorArg>& layout_inputs) {
+  // An out that is also an input is never resized (TensorIterator treats it
+  // as read-write): resizing it first would make the op read the resized
+  // tensor, its new elements included.
+  for (const TensorArg& input : layout_inputs) inplace |= input->is_same(out);
   if (inplace) {
     TORCH_CHECK(out.sizes() == shape, "output with shape ", out.sizes(), " doesn't match the broadcast shape ",
                 shape);

@@ -65,7 +65,8 @@ void check_tpu(const at::Tensor& t, const char* op);
 void check_castable(c10::ScalarType result, const at::Tensor& out);
 // out's dtype must be `result` exactly (ops whose CPU kernel demands it).
 void check_exact(c10::ScalarType result, const at::Tensor& out);
-// out= resizes `out`; an in-place op must already have the result's shape.
+// out= resizes `out`; an in-place op, or an out that is one of
+// `layout_inputs`, must already have the result's shape.
 // A resized out takes the layout TensorIterator gives the result over
 // `layout_inputs` (as CPU's out= of an elementwise op: x.t() + 1 written
 // into an empty out is transposed); row-major when that list is empty.

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "aten/dtypes.h"
+#include "aten/out_args.h"
 #include "aten/op_runner.h"
 
 namespace torch_tpu::aten::linalg {
@@ -61,7 +62,7 @@ inline void check_same_dtype(const Tensor& a, const Tensor& other, const char* a
 inline void write(Tensor& out, const Tensor& value) {
   TORCH_CHECK(value.scalar_type() == out.scalar_type(), "Expected out tensor to have dtype ",
               value.dtype(), ", but got ", out.dtype(), " instead");
-  at::native::resize_output(out, value.sizes());
+  resize_out_like(out, value);
   out.copy_(value);
 }
 
@@ -70,7 +71,7 @@ inline void write(Tensor& out, const Tensor& value) {
 inline void write_castable(Tensor& out, const Tensor& value) {
   TORCH_CHECK(c10::canCast(value.scalar_type(), out.scalar_type()), "Expected out tensor to have dtype ",
               value.dtype(), ", but got ", out.dtype(), " instead");
-  at::native::resize_output(out, value.sizes());
+  at::native::resize_output(out, value.sizes());  // row-major, as their CPU kernels copy
   out.copy_(value);
 }
 

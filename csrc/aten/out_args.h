@@ -22,16 +22,21 @@ inline void check_out_device(const at::Tensor& out, const at::Tensor& value) {
               out.device(), " instead");
 }
 
-inline at::Tensor& write_out(at::Tensor& out, const at::Tensor& value) {
-  check_out_device(out, value);
-  TORCH_CHECK(c10::canCast(value.scalar_type(), out.scalar_type()), "result type ", value.scalar_type(),
-              " can't be cast to the desired output type ", out.scalar_type());
-  // A resized out takes the value's layout, as TensorIterator and the
-  // shape functions give a resized out the functional result's strides.
+// Resizes out to value's shape; a resized out takes the value's layout, as
+// TensorIterator, the shape functions and the structured linalg kernels
+// (column-major results) give a resized out the functional result's strides.
+inline void resize_out_like(at::Tensor& out, const at::Tensor& value) {
   if (at::native::resize_output(out, value.sizes()) && !value.is_contiguous() &&
       value.is_non_overlapping_and_dense()) {
     out.as_strided_(value.sizes(), value.strides());
   }
+}
+
+inline at::Tensor& write_out(at::Tensor& out, const at::Tensor& value) {
+  check_out_device(out, value);
+  TORCH_CHECK(c10::canCast(value.scalar_type(), out.scalar_type()), "result type ", value.scalar_type(),
+              " can't be cast to the desired output type ", out.scalar_type());
+  resize_out_like(out, value);
   out.copy_(value);
   return out;
 }

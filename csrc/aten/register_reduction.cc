@@ -83,11 +83,14 @@ std::vector<at::Tensor> run(const char* name, std::string key, const at::Tensor&
   return run_op(OpCall{name, std::move(key), {self}, {}}, body_of(std::move(lower)));
 }
 
-// Writes the single result into `out` (resized to `shape` first).
+// Writes the single result into `out` (resized to `shape` first). An out
+// that is also the input (torch.logsumexp(a, 1, out=a)) is read as it was
+// before the resize, through an alias the resize leaves alone.
 void run_into(const char* name, std::string key, const at::Tensor& self, Lower lower, const at::Tensor& out,
               const std::vector<int64_t>& shape) {
+  const at::Tensor input = out.is_same(self) ? self.alias() : self;
   at::native::resize_output(out, shape);
-  run_op_into(OpCall{name, std::move(key), {self}, {}}, body_of(std::move(lower)), out);
+  run_op_into(OpCall{name, std::move(key), {input}, {}}, body_of(std::move(lower)), out);
 }
 
 // Raises CPU's IndexError when a reduced dim of an empty tensor is empty

@@ -2,6 +2,7 @@
 // hstack, vstack, ... are composite in ATen and reach cat. Type promotion,
 // skipping of legacy empty 1-D tensors and the shape checks follow CPU; the
 // lowering is in csrc/ops/shape/concat.cc.
+#include <ATen/MemoryOverlap.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
@@ -95,6 +96,9 @@ at::Tensor& cat_out(const at::ITensorListRef& tensors, int64_t dim, at::Tensor& 
   CatPlan plan = plan_cat(tensors, dim);
   TORCH_CHECK_TYPE(c10::canCast(plan.dtype, out.scalar_type()),
                    "torch.cat(): input types can't be cast to the desired output type ", out.scalar_type());
+  // As CPU; checked before the resize, which would change an input that is
+  // also the out (torch.stack([x, x], out=x)).
+  for (const at::Tensor& part : plan.parts) at::assert_no_overlap(out, part);
   if (at::native::resize_output(out, plan.shape) && plan.format != c10::MemoryFormat::Contiguous) {
     out.resize_(plan.shape, plan.format);
   }
