@@ -374,6 +374,23 @@ def test_decompositions_only_for_ops_without_a_tpu_lowering():
     assert all(not torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), "PrivateUse1") for op in table)
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("shape, target", [((4, 5), [[1, 2, -1, 0, 0], [0, 1, 2, 3, 4], [-1, 0, 0, 0, 0], [4, -1, 3, 3, 3]]),
+                                           ((5,), [1, -1, 0, 0, 0])], ids=["batch", "unbatched"])
+def test_multilabel_margin_loss_compiles_to_eager_values(shape, target, reduction):
+    # PyTorch's decomposition, which tracing applies in spite of the tpu
+    # kernel, counted class 0 once for every slot after a -1 terminator.
+    x = torch.randn(shape)
+    t = torch.tensor(target)
+    ref = x.clone().requires_grad_()
+    F.multilabel_margin_loss(ref, t, reduction=reduction).sum().backward()
+    got = x.to(TPU).requires_grad_()
+    loss = torch.compile(lambda a, b: F.multilabel_margin_loss(a, b, reduction=reduction), backend="tpu")(got, t.to(TPU))
+    loss.sum().backward()
+    torch.testing.assert_close(loss.detach().cpu(), F.multilabel_margin_loss(x, t, reduction=reduction))
+    torch.testing.assert_close(got.grad.cpu(), ref.grad)
+
+
 def test_dynamo_sees_tpu_as_an_accelerator():
     from torch._dynamo.device_interface import get_interface_for_device
 

@@ -10,6 +10,8 @@
   compiled code (dynamo_skips).
 - Fake-tensor shape rules for tpu where PyTorch's meta functions carry a
   CUDA kernel's restrictions (fake_rules).
+- Corrections of PyTorch decompositions that tracing applies to tpu tensors
+  in spite of their kernels (decomposition_fixes).
 
 Nothing here is imported with torch_tpu: Dynamo and Inductor take seconds
 to import, so ``install()`` defers each registration to the user's own
@@ -60,6 +62,12 @@ def _register_fake_rules(module: ModuleType) -> None:
     fake_rules.register(module)
 
 
+def _register_decomposition_fixes(module: ModuleType) -> None:
+    from torch_tpu._compile import decomposition_fixes
+
+    decomposition_fixes.register(module)
+
+
 def install() -> None:
     from torch_tpu._compile._post_import import when_imported
 
@@ -68,3 +76,4 @@ def install() -> None:
     when_imported("torch._dynamo.device_interface", _register_device_interface)
     when_imported("torch._inductor.codegen.common", _register_inductor_refusal)
     when_imported("torch._subclasses.fake_impls", _register_fake_rules)
+    when_imported("torch._decomp.decompositions", _register_decomposition_fixes)
