@@ -213,6 +213,25 @@ def test_histc_of_integers_bins_as_cuda():
     assert torch.histc(to_tpu(values), bins=4).cpu().tolist() == [3, 2, 2, 3]
     with pytest.raises(RuntimeError, match="not implemented for 'Bool'"):
         torch.histc(to_tpu(torch.tensor([True, False])), bins=2)
+    # Bounds beyond 2^53 that are equal as doubles are still a range.
+    big = 2**60
+    assert torch.histc(to_tpu(torch.tensor([big + 1, big + 3])), bins=4, min=big, max=big + 4).cpu().tolist() == [
+        0, 1, 0, 1]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_histc_of_16_bit_floats_bins_in_float32_as_cuda(dtype):
+    # In their own type (x - min) * bins overflowed float16 and rounded
+    # bfloat16 positions past the last bin (an index error at the sync).
+    cases = [(torch.tensor([0.0, 700.0, 1000.0]), dict(bins=100, min=0, max=1000)),
+             (torch.tensor([0.0079345703125, 100.0]), dict(bins=257)),
+             (torch.tensor([0.5, 0.99]), dict(bins=257, min=0, max=1)),
+             (torch.randn(500), dict(bins=11, min=-2, max=2))]
+    for x, kwargs in cases:
+        x = x.to(dtype)
+        got = torch.histc(to_tpu(x), **kwargs).cpu()
+        assert got.dtype == dtype
+        torch.testing.assert_close(got, torch.histc(x.float(), **kwargs).to(dtype))
 
 
 def test_channel_shuffle_unfold_angle_logspace():

@@ -205,11 +205,18 @@ Tensor tpu_histc(const Tensor& self, int64_t bins, const c10::Scalar& min, const
   TORCH_CHECK(std::isnan(lo_v) || std::isnan(hi_v) || lo_v <= hi_v, "torch.histc: max must be larger than min");
   TORCH_CHECK(std::isfinite(lo_v) && std::isfinite(hi_v), "torch.histc: range of [", lo_v, ", ", hi_v,
               "] is not finite");
-  const auto compute = integral ? self.options().dtype(at::kLong) : self.options();
-  Tensor x = self.reshape({-1}).to(compute.dtype());
-  Tensor lo = at::scalar_tensor(integral ? min.toLong() : lo_v, compute);
-  Tensor hi = at::scalar_tensor(integral ? max.toLong() : hi_v, compute);
-  if (lo_v == hi_v) {
+  // 16-bit floats compute in float32, as CUDA's kernel does: in their own
+  // type (x - min) * bins overflows float16 and rounds bin positions of
+  // bfloat16 by several bins.
+  const c10::ScalarType compute_type = integral                                    ? at::kLong
+                                       : c10::elementSize(self.scalar_type()) < 4 ? at::kFloat
+                                                                                   : self.scalar_type();
+  const auto compute = self.options().dtype(compute_type);
+  Tensor x = self.reshape({-1}).to(compute_type);
+  Tensor lo = integral ? at::scalar_tensor(min.toLong(), compute) : at::scalar_tensor(lo_v, compute);
+  Tensor hi = integral ? at::scalar_tensor(max.toLong(), compute) : at::scalar_tensor(hi_v, compute);
+  // Integer bounds compare exactly (two beyond 2^53 can be equal doubles).
+  if (integral ? min.toLong() == max.toLong() : lo_v == hi_v) {
     if (x.numel() > 0) {
       lo = at::min(x);
       hi = at::max(x);
@@ -226,7 +233,7 @@ Tensor tpu_histc(const Tensor& self, int64_t bins, const c10::Scalar& min, const
                         : ((x - lo) * static_cast<double>(bins) / (hi - lo)).floor().to(at::kLong);
   // A value just below max can round up to bin `bins`: it goes in the
   // last bin, as max itself does (CPU's rule).
-  pos = at::where(at::eq(pos, bins), at::scalar_tensor(bins - 1, pos.options()), pos);
+  pos = at::clamp_max(pos, bins - 1);
   // Values outside [min, max] are counted in an extra bin, dropped after.
   Tensor inside = (x >= lo).logical_and(x <= hi);
   pos = at::where(inside, pos, at::scalar_tensor(bins, pos.options()));
