@@ -252,6 +252,25 @@ def test_binary_cross_entropy_with_logits(reduction):
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_mixed_dtype_losses_have_cpus_result_dtype(reduction):
+    # CPU's bce_with_logits works in place on (1 - target): the target's
+    # dtype (float32 for bfloat16 logits); huber_loss writes into
+    # empty_like(input); integer and float64 weights apply in place.
+    x = make((4, 3), seed=1) * 3
+    t = make((4, 3), seed=2, low=0.0, high=1.0)
+    p = make((4, 3), seed=3, low=0.05, high=0.95)
+    for a, b in [(x.bfloat16(), t), (x, t.double()), (x.double(), t), (x, t.bfloat16())]:
+        assert_same(lambda a, b: F.binary_cross_entropy_with_logits(a, b, reduction=reduction), a, b, **BF16)
+        assert_same(lambda a, b: F.huber_loss(a, b, reduction=reduction), a, b, **BF16)
+    for w in [torch.tensor([1, 2, 3]), torch.tensor([0.5, 2.0, 1.0], dtype=torch.float64)]:
+        assert_grads(lambda x, w: F.binary_cross_entropy_with_logits(x, t.to(x.device), w, reduction=reduction,
+                                                                     pos_weight=w), x, w, constant=(1,),
+                     rtol=1e-4, atol=1e-5)
+        assert_grads(lambda p, w: F.binary_cross_entropy(p, t.to(p.device), w, reduction=reduction), p, w,
+                     constant=(1,), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("beta", [0.0, 0.5, 2.0])
 def test_smooth_l1_and_huber(reduction, beta):
     x = make((3, 5), seed=1) * 2

@@ -52,18 +52,24 @@ void check_bce(const at::Tensor& self, const at::Tensor& target, const at::Tenso
   TORCH_CHECK(target.scalar_type() == self.scalar_type(), "expected scalar type ", self.scalar_type(),
               " but found ", target.scalar_type());
   if (weight) {
-    TORCH_CHECK(weight->scalar_type() == self.scalar_type(), "expected scalar type ", self.scalar_type(),
-                " but found ", weight->scalar_type());
     TORCH_CHECK(at::is_expandable_to(weight->sizes(), self.sizes()), "binary_cross_entropy: weight of size ",
                 weight->sizes(), " does not broadcast to the input's ", self.sizes());
   }
 }
 
+// CPU multiplies the loss (or gradient) by the weight in place, so a weight
+// of any real dtype applies in the input's.
+std::optional<at::Tensor> weight_in(const at::Tensor* weight, c10::ScalarType dtype) {
+  if (!weight) return std::nullopt;
+  return weight->to(dtype);
+}
+
 at::Tensor bce(const at::Tensor& self, const at::Tensor& target,
                                 const std::optional<at::Tensor>& weight_opt, int64_t reduction_value) {
   const auto reduction = loss_reduction(reduction_value);
-  const at::Tensor* weight = defined(weight_opt);
-  check_bce(self, target, weight);
+  check_bce(self, target, defined(weight_opt));
+  const std::optional<at::Tensor> weight_t = weight_in(defined(weight_opt), self.scalar_type());
+  const at::Tensor* weight = defined(weight_t);
   std::string attributes;
   put(attributes, reduction_value);
   attributes.push_back(weight ? 'w' : '-');
@@ -92,8 +98,9 @@ at::Tensor bce_backward(const at::Tensor& grad_output, const at::Tensor& self,
                                          const at::Tensor& target, const std::optional<at::Tensor>& weight_opt,
                                          int64_t reduction_value) {
   const auto reduction = loss_reduction(reduction_value);
-  const at::Tensor* weight = defined(weight_opt);
-  check_bce(self, target, weight);
+  check_bce(self, target, defined(weight_opt));
+  const std::optional<at::Tensor> weight_t = weight_in(defined(weight_opt), self.scalar_type());
+  const at::Tensor* weight = defined(weight_t);
   // CPU broadcasts grad_output to the input, whatever the reduction (a
   // reduced loss's double backward passes one of the input's shape).
   TORCH_CHECK(grad_output.numel() == 1 || at::infer_size(self.sizes(), grad_output.sizes()) == self.sizes(),
@@ -126,20 +133,28 @@ at::Tensor bce_with_logits(const at::Tensor& self, const at::Tensor& target,
                                             const std::optional<at::Tensor>& pos_weight_opt,
                                             int64_t reduction_value) {
   const auto reduction = loss_reduction(reduction_value);
-  const at::Tensor* weight = defined(weight_opt);
-  const at::Tensor* pos_weight = defined(pos_weight_opt);
   check_float(self.scalar_type(), "binary_cross_entropy_with_logits");
-  for (const at::Tensor* t : {&target, weight, pos_weight}) {
+  check_float(target.scalar_type(), "binary_cross_entropy_with_logits");
+  for (const at::Tensor* t : {&target, defined(weight_opt), defined(pos_weight_opt)}) {
     if (!t) continue;
     TORCH_CHECK(at::is_expandable_to(t->sizes(), self.sizes()), "binary_cross_entropy_with_logits: a tensor of size ",
                 t->sizes(), " does not broadcast to the input's ", self.sizes());
-    check_float(t->scalar_type(), "binary_cross_entropy_with_logits");
   }
+  // CPU's composite, (1 - target).mul_(input).sub_(...), works in place on
+  // a tensor of the target's dtype: the loss has that dtype (float32 for
+  // bfloat16 logits and float32 targets). It is computed here in the
+  // promoted type, the weights of any real dtype in it too.
+  const c10::ScalarType compute = c10::promoteTypes(self.scalar_type(), target.scalar_type());
+  const std::optional<at::Tensor> weight_t = weight_in(defined(weight_opt), compute);
+  const std::optional<at::Tensor> pos_weight_t = weight_in(defined(pos_weight_opt), compute);
+  const at::Tensor* weight = defined(weight_t);
+  const at::Tensor* pos_weight = defined(pos_weight_t);
   std::string attributes;
   put(attributes, reduction_value);
   attributes.push_back(weight ? 'w' : '-');
   attributes.push_back(pos_weight ? 'p' : '-');
-  OpCall call{"aten::binary_cross_entropy_with_logits", std::move(attributes), {self, target}, {}};
+  OpCall call{"aten::binary_cross_entropy_with_logits", std::move(attributes), {self.to(compute), target.to(compute)},
+              {}};
   if (weight) call.tensors.push_back(*weight);
   if (pos_weight) call.tensors.push_back(*pos_weight);
   const bool has_weight = weight != nullptr, has_pos_weight = pos_weight != nullptr;
@@ -152,7 +167,7 @@ at::Tensor bce_with_logits(const at::Tensor& self, const at::Tensor& target,
                           ops::lower_binary_cross_entropy_with_logits(b, t[0], t[1], w, pw, reduction)};
                     }).at(0);
   // CPU's composite is elementwise: an unreduced loss takes its operands' layout.
-  return in_iterator_layout(loss, call.tensors);
+  return in_iterator_layout(loss, call.tensors).to(target.scalar_type());
 }
 
 at::Tensor& bce_with_logits_out(const at::Tensor& self, const at::Tensor& target,
@@ -249,8 +264,9 @@ at::Tensor& smooth_l1_backward_out(const at::Tensor& grad_output, const at::Tens
 }
 
 at::Tensor huber(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double delta) {
-  at::Tensor loss = piecewise_loss(kHuber, self, target, reduction, delta);
-  // CPU computes into empty_like(input), so an unreduced loss has its layout.
+  // CPU computes into empty_like(input), so an unreduced loss has its layout
+  // and dtype (computed in the promoted type, then cast).
+  at::Tensor loss = piecewise_loss(kHuber, self, target, reduction, delta).to(self.scalar_type());
   return loss.sizes() == self.sizes() ? in_layout_of(loss, self) : loss;
 }
 
