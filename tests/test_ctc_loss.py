@@ -60,6 +60,17 @@ def test_empty_inputs_repeats_and_other_blank():
     assert_matches_cpu(log_probs(), targets, [12, 10, 7], [4, 3, 2], blank=2)
 
 
+def test_a_label_equal_to_blank_is_skipped_over_by_position():
+    # PyTorch's docs forbid it, but CPU computes a loss: skips between label
+    # slots are decided by position, so such a label does not stop them.
+    # (As the last label, the gradient of its last frame differs: CPU's
+    # kernel writes that slot's share over the final blank's, assuming the
+    # two classes differ; tpu adds both.)
+    targets = torch.tensor([[1, 0, 2, 3], [0, 0, 1, 2], [1, 1, 0, 2]])
+    for blank in (0, 1):
+        assert_matches_cpu(log_probs(), targets, [12, 10, 7], [4, 4, 4], reduction="none", blank=blank)
+
+
 def test_float32_unbatched_and_tensor_lengths():
     assert_matches_cpu(log_probs(dtype=torch.float32), PADDED, [12, 10, 7], [4, 3, 2], tol=1e-5)
     assert_matches_cpu(log_probs(n=1)[:, 0], PADDED[0], [12], [4])
@@ -92,6 +103,12 @@ def test_ctc_loss_errors():
         torch._ctc_loss(lp, targets.float(), [12, 10, 7], [4, 3, 2])
     with pytest.raises(NotImplementedError, match="float and double only"):
         F.ctc_loss(lp.bfloat16(), targets, [12, 10, 7], [4, 3, 2])
+    with pytest.raises(RuntimeError, match="input_lengths to have value at least 0"):
+        F.ctc_loss(lp, targets, [-1, 10, 7], [4, 3, 2])
+    with pytest.raises(RuntimeError, match="Expected tensor to have size 9 at dimension 0, but got size 8"):
+        F.ctc_loss(lp, CONCATENATED.to("tpu"), [12, 10, 7], [4, 3, 2])  # concatenated: exactly the lengths' sum
+    with pytest.raises(RuntimeError, match="log_probs tensor must not be empty"):
+        F.ctc_loss(lp[:0], targets, [0, 0, 0], [4, 3, 2])
     # A label outside the classes (CPU reads out of bounds): raised at the next sync.
     bad = torch.tensor([[1, 7, 3, 4], [2, 2, 5, 1], [4, 1, 3, 3]], device="tpu")
     with pytest.raises(IndexError, match="target label is outside"):

@@ -45,12 +45,15 @@ CtcOperands ctc_operands(const Tensor& log_probs, const Tensor& targets, IntArra
   TORCH_CHECK(targets.scalar_type() == at::kLong || targets.scalar_type() == at::kInt,
               "Expected tensor for argument #2 'targets' to have scalar type Long or Int; but got ",
               targets.scalar_type(), " instead (while checking arguments for ctc_loss)");
+  TORCH_CHECK(log_probs.numel() > 0, "log_probs tensor must not be empty");
   const int64_t t_len = log_probs.size(0), n = log_probs.size(1), classes = log_probs.size(2);
   TORCH_CHECK(blank >= 0 && blank < classes, "blank must be in label range");
   TORCH_CHECK(static_cast<int64_t>(input_lengths.size()) == n, "input_lengths must be of size batch_size");
   TORCH_CHECK(static_cast<int64_t>(target_lengths.size()) == n, "target_lengths must be of size batch_size");
   for (int64_t l : input_lengths) {
-    TORCH_CHECK(l >= 0 && l <= t_len, "Expected input_lengths to have value at most ", t_len, ", but got value ", l,
+    TORCH_CHECK(l >= 0, "Expected input_lengths to have value at least 0, but got value ", l,
+                " (while checking arguments for ctc_loss)");
+    TORCH_CHECK(l <= t_len, "Expected input_lengths to have value at most ", t_len, ", but got value ", l,
                 " (while checking arguments for ctc_loss)");
   }
   for (int64_t l : target_lengths) TORCH_CHECK(l >= 0, "ctc_loss: target_lengths must not be negative, got ", l);
@@ -74,7 +77,7 @@ CtcOperands ctc_operands(const Tensor& log_probs, const Tensor& targets, IntArra
     total += l;
     longest = std::max(longest, l);
   }
-  TORCH_CHECK(total <= targets.size(0), "Expected tensor to have size at least ", total,
+  TORCH_CHECK(total == targets.size(0), "Expected tensor to have size ", total,
               " at dimension 0, but got size ", targets.size(0),
               " for argument #2 'targets' (while checking arguments for ctc_loss)");
   if (longest == 0) {

@@ -61,8 +61,11 @@ Extended extend(hlo::Builder& b, const Value& log_probs, const Value& targets, c
   Value pairs = b.concatenate({b.reshape(blank_labels, {n, s, 1}), b.reshape(tgt, {n, s, 1})}, 2);
   Value labels = b.concatenate({b.reshape(pairs, {n, 2 * s}), b.constant_splat_int(blank, TensorType(ElementType::kS64, {n, 1}))}, 1);
   Value before = b.pad(labels, b.constant_splat_int(-1, TensorType::scalar(ElementType::kS64)), {0, 2}, {0, -2}, {0, 0});
-  Value skip = b.and_(b.compare(labels, b.constant_splat_int(blank, labels.type()), "NE"),
-                      b.compare(labels, before, "NE"));
+  // Skips land on label slots (odd s), decided by position as CPU does: a
+  // label equal to the blank (which PyTorch's docs forbid) keeps them.
+  Value odd = b.compare(b.remainder(b.iota(labels.type(), 1), b.constant_splat_int(2, labels.type())),
+                        b.constant_splat_int(1, labels.type()), "EQ");
+  Value skip = b.and_(odd, b.compare(labels, before, "NE"));
   Value ntc = b.transpose(log_probs, {1, 0, 2});
   Value index = b.broadcast_in_dim(labels, {n, t_len, sp}, {0, 2});
   return {labels, skip, lower_gather(b, ntc, index, 2).value, bad};
