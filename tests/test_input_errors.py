@@ -202,6 +202,24 @@ def test_an_out_that_is_a_smaller_input_is_not_resized(fn):
                     match="doesn't match the broadcast shape|refer to a single memory location")
 
 
+@pytest.mark.parametrize("dtype, value", [(torch.int8, 300), (torch.uint8, -256), (torch.uint8, -1.0),
+                                          (torch.int32, 2**40), (torch.int64, math.nan), (torch.int16, math.inf),
+                                          (torch.float16, 70000), (torch.bfloat16, 1e39)], ids=str)
+@pytest.mark.parametrize("op", ["masked_fill", "index_fill"])
+def test_a_device_fill_value_that_overflows_raises_as_on_cpu(op, dtype, value):
+    # CPU reads the 0-dim value with item() and checks it; tpu checks it on
+    # the device and raises at the next sync (it wrapped or saturated).
+    def fill(x, v):
+        if op == "masked_fill":
+            return x.masked_fill(torch.tensor([True, False], device=x.device), v)
+        return x.index_fill(0, torch.tensor([0], device=x.device), v)
+
+    v = torch.tensor(value, dtype=torch.float64 if isinstance(value, float) else torch.int64)
+    raises_like_cpu(fill, torch.zeros(2, dtype=dtype), v, match="value cannot be converted to type .* without overflow")
+    assert_same(fill, torch.zeros(2, dtype=torch.uint8), torch.tensor(-1))  # within c10's unsigned range
+    assert_same(fill, torch.zeros(2, dtype=torch.float32), torch.tensor(math.inf, dtype=torch.float64))
+
+
 def test_a_reduction_into_its_own_input_reads_the_input_first():
     a = torch.arange(8.0, device="tpu").view(2, 4)
     torch.logsumexp(a, 1, out=a)  # failed to lower: the resized out was read

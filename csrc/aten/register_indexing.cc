@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "aten/deferred_checks.h"
+#include "aten/fill_value_check.h"
 #include "aten/dtypes.h"
 #include "aten/elementwise_args.h"
 #include "aten/index_checks.h"
@@ -377,6 +378,7 @@ at::Tensor index_fill_any(const at::Tensor& self, int64_t dim_in, const at::Tens
     if (value_tensor->device().is_cpu()) {
       call.scalars.push_back({type, checked_cast_scalar(value_tensor->item(), self.scalar_type())});
     } else {
+      defer_fill_value_check(*value_tensor, self.scalar_type());
       call.tensors.push_back(*value_tensor);
       scalar_value = false;
     }
