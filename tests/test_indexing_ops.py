@@ -446,3 +446,33 @@ def test_bad_index_raises_at_a_later_sync():
 def test_gather_with_an_empty_index_of_another_rank():
     # CPU checks no shapes for an empty index: the result has its shape.
     assert_same(lambda x, i: torch.gather(x, 0, i), torch.randn(5), torch.zeros(2, 0, dtype=torch.long))
+
+
+def test_indices_that_select_nothing_are_not_checked_as_on_cpu():
+    # CPU checks the indices of the elements it reads or writes; where there
+    # are none, an index beyond the dimension is no error.
+    empty = torch.zeros(0, 3)
+    assert_same(lambda x: x[:, torch.tensor([3], device=x.device)], empty)
+    assert_same(lambda x: x[:, torch.tensor([-4], device=x.device)], empty)
+
+    def put(x):
+        x[:, torch.tensor([3], device=x.device)] = 1.0
+        return x
+
+    assert_same(put, empty)
+    assert_same(lambda x: x[torch.tensor([False, False], device=x.device), torch.tensor([5], device=x.device)],
+                torch.zeros(2, 3))
+    index = lambda x: torch.tensor([3], device=x.device)  # noqa: E731
+    assert_same(lambda x: x.index_add(1, index(x), torch.zeros(0, 1, device=x.device)), empty)
+    assert_same(lambda x: x.index_copy(1, index(x), torch.zeros(0, 1, device=x.device)), empty)
+    assert_same(lambda x: x.index_fill(1, index(x), 1.0), empty)
+    with pytest.raises(IndexError):  # elements read: checked
+        torch.zeros(2, 3, device=TPU)[:, index(torch.zeros(0, device=TPU))].cpu()
+
+
+@pytest.mark.filterwarnings("ignore:index_reduce")
+@pytest.mark.parametrize("bad", [4, -1])
+def test_index_reduce_out_of_range_is_an_index_error(bad):
+    with pytest.raises(IndexError, match="index out of range in self"):
+        torch.zeros(3, device=TPU).index_reduce(0, torch.tensor([bad], device=TPU), torch.ones(1, device=TPU),
+                                                "prod").cpu()

@@ -31,6 +31,8 @@
 #include <ATen/ops/div.h>
 #include <ATen/ops/amin.h>
 #include <ATen/ops/any.h>
+#include <ATen/ops/ge.h>
+#include <ATen/ops/lt.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/atan2.h>
 #include <ATen/ops/clone.h>
@@ -497,6 +499,13 @@ Tensor& tpu_index_reduce_out(const Tensor& self, int64_t dim, const Tensor& inde
   // Source element i along dim goes to self's index[i] along dim.
   std::vector<int64_t> spread(std::max<int64_t>(source.dim(), 1), 1);
   spread[source.dim() == 0 ? 0 : dim] = index.numel();
+  // CPU's IndexError (negative indices included), raised before the
+  // scatter's own bounds error at the next sync.
+  const int64_t size = self.dim() == 0 ? 1 : self.size(dim);
+  if (index.numel() > 0) {
+    defer_check(at::any(at::logical_or(at::lt(index, 0), at::ge(index, size))), CheckError::kIndex,
+                "index_reduce: index out of range in self");
+  }
   Tensor idx = index.to(at::kLong).reshape(spread);
   if (source.dim() > 0) idx = idx.expand(source.sizes());
   Tensor src = source.dim() == 0 ? source.reshape({1}) : source;

@@ -106,7 +106,9 @@ std::vector<int64_t> advanced_index_shape(const std::vector<int64_t>& self, cons
 Checked lower_index(hlo::Builder& b, const hlo::Value& self, const std::vector<hlo::Value>& indices,
                     const std::vector<int64_t>& positions) {
   const Layout l = layout_of(self.dims(), positions, shapes_of(indices));
-  const hlo::Value violated = violation(b, indices, positions, self.dims());
+  // CPU checks the indices of the elements it reads: none for an empty result.
+  const hlo::Value violated =
+      element_count(l.result_dims) == 0 ? false_flag(b) : violation(b, indices, positions, self.dims());
   if (element_count(l.result_dims) == 0 || indexes_empty_dim(self.dims(), positions)) {
     return {zeros_of(b, self.dtype(), l.result_dims), violated};
   }
@@ -130,7 +132,8 @@ Checked lower_index(hlo::Builder& b, const hlo::Value& self, const std::vector<h
 Checked lower_index_put(hlo::Builder& b, const hlo::Value& self, const std::vector<hlo::Value>& indices,
                         const std::vector<int64_t>& positions, const hlo::Value& values, bool accumulate) {
   const Layout l = layout_of(self.dims(), positions, shapes_of(indices));
-  const hlo::Value violated = violation(b, indices, positions, self.dims());
+  const hlo::Value violated =
+      element_count(l.result_dims) == 0 ? false_flag(b) : violation(b, indices, positions, self.dims());
   if (element_count(l.result_dims) == 0 || element_count(self.dims()) == 0) return {self, violated};
   const int64_t k = static_cast<int64_t>(positions.size());
   const int64_t nb = static_cast<int64_t>(l.batch.size());

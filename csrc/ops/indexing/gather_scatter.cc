@@ -279,10 +279,11 @@ Checked lower_index_update(hlo::Builder& b, const hlo::Value& self_in, const hlo
   const bool scalar = self_in.rank() == 0;
   const hlo::Value self = scalar ? b.reshape(self_in, {1}) : self_in;
   const int64_t n = element_count(index.dims());
-  const hlo::Value violated = index_out_of_range(b, index, self.dims()[dim], false);
   std::vector<int64_t> update_dims = self.dims();
   update_dims[dim] = n;
-  if (element_count(update_dims) == 0) return {self_in, violated};
+  // As CPU, no index is checked when no element is updated.
+  if (element_count(update_dims) == 0) return {self_in, false_flag(b)};
+  const hlo::Value violated = index_out_of_range(b, index, self.dims()[dim], false);
   // index_add of 16-bit floats accumulates in f32 and rounds once (as lower_scatter).
   const ElementType type = kind == ScatterKind::kSum && is_floating(self.dtype())
                                ? accumulation_type(self.dtype()) : self.dtype();
@@ -304,8 +305,8 @@ Checked lower_index_fill(hlo::Builder& b, const hlo::Value& self_in, const hlo::
   const hlo::Value self = scalar ? b.reshape(self_in, {1}) : self_in;
   const int64_t size = self.dims()[dim];
   const int64_t n = element_count(index.dims());
+  if (n == 0 || element_count(self.dims()) == 0) return {self_in, false_flag(b)};  // CPU checks nothing then
   const hlo::Value violated = index_out_of_range(b, index, size, true);
-  if (n == 0 || element_count(self.dims()) == 0) return {self_in, violated};
   // Which positions along `dim` are filled, then a select.
   const hlo::Value rows = b.reshape(wrap_index(b, index, size), {n, 1});
   hlo::ScatterDims sd;
