@@ -31,7 +31,9 @@ pjrt::CompileOptions default_compile_options(const pjrt::Client& client) {
   // Every op's result is rounded to its type, as PyTorch's kernels round it:
   // a fused graph or compiled program then computes what the same ops in
   // strict eager compute (XLA would otherwise keep bf16 / f16 intermediates
-  // in f32 where that is cheaper).
+  // in f32 where that is cheaper). The CPU compiler still contracts a
+  // multiply and an add into one fused multiply-add; no option stops it
+  // (docs/status.md).
   options.env_option_overrides["xla_allow_excess_precision"] = false;
   if (client.platform_name() == "cpu") {
     // XLA's CPU compiler defaults to min/max that drop a NaN in the second
