@@ -476,3 +476,19 @@ def test_index_reduce_out_of_range_is_an_index_error(bad):
     with pytest.raises(IndexError, match="index out of range in self"):
         torch.zeros(3, device=TPU).index_reduce(0, torch.tensor([bad], device=TPU), torch.ones(1, device=TPU),
                                                 "prod").cpu()
+
+
+def test_mask_assignment_of_a_one_element_cpu_value_of_another_dtype():
+    # PyTorch runs it as masked_fill_(mask, value.item()): the value's dtype
+    # need not match (index_put_ otherwise demands it).
+    def assign(t, value, mask_of=lambda t: t > 0):
+        t = t.clone()
+        t[mask_of(t)] = value
+        return t
+
+    assert_same(lambda t: assign(t, torch.tensor(float("-inf"))), torch.randn(2, 3).bfloat16())
+    assert_same(lambda t: assign(t, torch.tensor(1)), torch.randn(5))
+    assert_same(lambda t: assign(t, torch.tensor([2.5], dtype=torch.float64), lambda t: t[:, 0] > 0), torch.randn(4, 3))
+    assert_same(lambda t: assign(t, torch.tensor(300), lambda t: t == 0), torch.zeros(3, dtype=torch.int8))  # overflow
+    assert_same(lambda t: assign(t, torch.tensor(1.0, dtype=torch.float64), lambda t: t[:1, 0] > 0),
+                torch.randn(2, 3))  # mask shape error

@@ -191,3 +191,13 @@ def test_svd_of_complex_infinities_gives_nan():
     a = torch.tensor([[complex(float("inf"), -float("inf")), 1j], [0j, 1 + 0j]])
     u = torch.linalg.svdvals(a.to(TPU)).cpu()
     assert torch.isnan(u).all()
+
+
+def test_casts_of_double_and_wide_integers_to_16_bit_floats_round_through_float():
+    # c10 converts through float (two roundings), and so does tpu now; one
+    # rounding gave 1 + 2^-10 for 1 + 2^-11 + 2^-30 as a half.
+    x = torch.tensor([1 + 2**-11 + 2**-30, 1 + 2**-11, 70000.0, 65519.99, 2**-25], dtype=torch.float64)
+    n = torch.tensor([2**24 + 1, 16777217 * 3, 2049 * 1024 + 1, -(2**40) - 12345])
+    for t in (x, n, n.int()):
+        for dtype in (torch.float16, torch.bfloat16):
+            assert torch.equal(t.to("tpu").to(dtype).cpu(), t.to(dtype))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import io
+import re
 
 import pytest
 import torch
@@ -166,6 +167,31 @@ def test_item_tolist_print():
     assert x.tolist() == [[1.5, 2.0], [3.0, 4.0]]
     text = repr(x)
     assert "device='tpu:0'" in text and "1.5000" in text
+
+
+def _values_text(t):
+    return re.sub(r"\s+", " ", re.sub(r",\s*device='tpu:0'", "", str(t))).replace(" )", ")")
+
+
+@pytest.mark.parametrize("make", [
+    lambda: torch.randn(2000), lambda: torch.randn(40, 50), lambda: torch.randn(7, 300, 3),
+    lambda: torch.arange(5000).reshape(10, 500), lambda: torch.randn(1001).bfloat16(), lambda: torch.randn(30, 40) > 0,
+    lambda: torch.randn(100, 20, dtype=torch.complex64), lambda: torch.randn(2003)[::2], lambda: torch.randn(11, 11, 11),
+], ids=["1d", "2d", "3d", "int", "bf16", "bool", "complex", "strided", "edges"])
+def test_summarized_printing_copies_only_what_it_shows(make):
+    t = make()
+    assert _values_text(t.to("tpu")) == _values_text(t)
+    torch.set_printoptions(edgeitems=1, threshold=10)
+    try:
+        assert _values_text(t.to("tpu")) == _values_text(t)
+    finally:
+        torch.set_printoptions(profile="default")
+
+
+def test_printing_a_huge_expanded_view():
+    # Copied whole, it needed 256 GiB of host memory; CPU prints at once.
+    text = str(torch.zeros(1, device="tpu").expand(2**36))
+    assert text == "tensor([0., 0., 0.,  ..., 0., 0., 0.], device='tpu:0')"
 
 
 def test_non_blocking_and_pin_memory_round_trip():

@@ -5,6 +5,10 @@ max, ...). On a compiling backend each would be a program of its own, so, as
 PyTorch already does for XLA and lazy tensors, the values are formatted from a
 CPU copy; the device, dtype and autograd suffixes still come from the tpu
 tensor itself.
+
+A tensor over the print threshold, which PyTorch shows summarized, is not
+copied whole: only the elements printed travel (a 2^36-element expanded view
+printed at once on CPU and ran the host out of memory here).
 """
 
 from __future__ import annotations
@@ -15,10 +19,31 @@ import torch._tensor_str as _tensor_str
 _format_values = _tensor_str._tensor_str
 
 
+def _printed_part(t: torch.Tensor, edgeitems: int) -> torch.Tensor:
+    """`t` with every dimension longer than 2 * edgeitems cut to its first
+    and last `edgeitems` elements around one more, which stands for the
+    elided middle (the summarized printout shows "..." there, never it)."""
+    for d in range(t.dim()):
+        n = t.size(d)
+        if n > 2 * edgeitems + 1:
+            t = torch.cat([t.narrow(d, 0, edgeitems + 1), t.narrow(d, n - edgeitems, edgeitems)], d)
+    return t
+
+
 def _format_values_on_cpu(self, indent):
-    if self.device.type == "tpu":
-        self = self.detach().to("cpu")
-    return _format_values(self, indent)
+    if self.device.type != "tpu":
+        return _format_values(self, indent)
+    opts = _tensor_str.PRINT_OPTS
+    if self.numel() <= opts.threshold:
+        return _format_values(self.detach().to("cpu"), indent)
+    part = _printed_part(self.detach(), opts.edgeitems).to("cpu")
+    # The part may be under the threshold; it must still print summarized.
+    threshold = opts.threshold
+    opts.threshold = -1
+    try:
+        return _format_values(part, indent)
+    finally:
+        opts.threshold = threshold
 
 
 def install() -> None:

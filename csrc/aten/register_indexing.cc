@@ -592,8 +592,44 @@ at::Tensor& index_out(const at::Tensor& self, const c10::List<std::optional<at::
   return out;
 }
 
+// PyTorch's _index_put_impl_ turns `self[mask] = value` with one boolean
+// (or uint8) mask on self's device and a one-element CPU value into
+// masked_fill_(mask, value.item()), so the value may have another dtype
+// (t[t > 0] = torch.tensor(float("-inf")) on a bfloat16 t). The mask, of
+// the dims it indexes, gets unit dims for the rest.
+std::optional<at::Tensor> mask_for_masked_fill(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& list,
+                                               const at::Tensor& value) {
+  if (value.numel() != 1 || !value.device().is_cpu()) return std::nullopt;
+  int64_t consumed = 0;
+  std::optional<at::Tensor> mask;
+  for (const auto& o : list) {
+    const std::optional<at::Tensor> idx = o;
+    if (!idx || !idx->defined()) {
+      ++consumed;
+      continue;
+    }
+    const c10::ScalarType t = idx->scalar_type();
+    if ((t != at::kByte && t != at::kBool) || idx->device() != self.device() || mask) return std::nullopt;
+    for (int64_t j = 0; j < idx->dim(); ++j) {
+      const int64_t d = consumed + j;
+      TORCH_CHECK_INDEX(d < self.dim() && idx->size(j) == self.size(d), "The shape of the mask ", idx->sizes(),
+                        " at index ", j, " does not match the shape of the indexed tensor ", self.sizes(),
+                        " at index ", d);
+    }
+    consumed += idx->dim();
+    mask = *idx;
+  }
+  if (!mask) return std::nullopt;
+  at::Tensor m = *mask;
+  for (int64_t d = consumed; d < self.dim(); ++d) m = m.unsqueeze(-1);
+  return m;
+}
+
 at::Tensor& index_put_impl_(at::Tensor& self, const c10::List<std::optional<at::Tensor>>& list,
                             const at::Tensor& values_in, bool accumulate, bool /*unsafe*/) {
+  if (!accumulate) {
+    if (auto mask = mask_for_masked_fill(self, list, values_in)) return self.masked_fill_(*mask, values_in.item());
+  }
   TORCH_CHECK(values_in.scalar_type() == self.scalar_type(),
               "Index put requires the source and destination dtypes match, got ", self.scalar_type(),
               " for the destination and ", values_in.scalar_type(), " for the source.");

@@ -48,8 +48,12 @@ hlo::Value convert_to(hlo::Builder& b, const hlo::Value& x, ElementType type) {
     // alike; XLA's direct convert would saturate it to 0.
     return b.convert(b.convert(x, ElementType::kS64), type);
   }
-  if (is_float8(type) && x.dtype() == ElementType::kF64) {
-    // c10 casts double to an 8-bit float through float (two roundings).
+  const bool narrow_float = is_float8(type) || type == ElementType::kF16 || type == ElementType::kBF16;
+  const bool wide_source = x.dtype() == ElementType::kF64 || (is_integer(x.dtype()) && element_size(x.dtype()) > 2);
+  if (narrow_float && wide_source) {
+    // c10 casts double and wide integers to 16- and 8-bit floats through
+    // float (two roundings: 1 + 2^-11 + 2^-30 becomes 1.0 as a half, where
+    // one rounding gives 1 + 2^-10); XLA's convert rounds once.
     return convert_to(b, b.convert(x, ElementType::kF32), type);
   }
   if (type == ElementType::kF8E4M3FN && x.dtype() != ElementType::kPred) {
