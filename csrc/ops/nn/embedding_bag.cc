@@ -4,6 +4,7 @@
 
 #include "ops/broadcast.h"
 #include "ops/nn/embedding.h"
+#include "ops/reduction/scan.h"
 
 namespace torch_tpu::ops {
 
@@ -30,16 +31,15 @@ hlo::Value not_padding(hlo::Builder& b, const hlo::Value& index, int64_t padding
   return b.compare(index, splat_int(b, padding_idx, {n}), "NE");
 }
 
-// [n] s64: the bag of position i is (number of bag starts <= i) - 1.
+// [n] s64: the bag of position i is (number of bag starts <= i) - 1: a 1
+// scattered at each start (those beyond the input land in a dropped last
+// slot), then a running sum. Linear in n + bags; the [n, bags] comparison
+// it replaces took 8.5 GB for 100k indices in 10k bags.
 hlo::Value bag_of_positions(hlo::Builder& b, const hlo::Value& starts, int64_t n) {
   const int64_t bags = starts.dims()[0];
-  hlo::Value position = b.iota(hlo::TensorType(kIndex, {n, bags}), 0);
-  hlo::Value start = b.broadcast_in_dim(starts, {n, bags}, {1});
-  hlo::Value started = b.convert(b.compare(position, start, "GE"), kIndex);
-  hlo::Value zero = splat_int(b, 0, {});
-  hlo::Value count = b.reduce({started}, {zero}, {1}, [](hlo::Builder& rb, const std::vector<hlo::Value>& a) {
-    return std::vector<hlo::Value>{rb.add(a[0], a[1])};
-  })[0];
+  hlo::Value at = b.clamp(splat_int(b, 0, {}), starts, splat_int(b, n, {}));
+  hlo::Value marks = scatter_add_rows(b, splat_int(b, 0, {n + 1}), at, splat_int(b, 1, {bags}));
+  hlo::Value count = b.slice(lower_cumsum(b, marks, 0, kIndex), {0}, {n}, {1});
   // Positions before the first start (offsets[0] > 0) join bag 0.
   return b.maximum(b.subtract(count, splat_int(b, 1, {n})), splat_int(b, 0, {n}));
 }
