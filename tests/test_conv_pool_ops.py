@@ -296,6 +296,20 @@ def test_upsample_variants():
     assert_same(lambda x: torch.ops.aten.upsample_bilinear2d(x, [4, 4], False), make((3, 9, 7)))
 
 
+@pytest.mark.parametrize("mode", ["linear", "nearest", "nearest-exact"])
+def test_upsample_gradient_of_long_signals_scatters(mode):
+    # Beyond 2^22 entries the [out, in] weight matrix of an axis's backward
+    # gives way to scattering the taps back (80 GB for 100k samples doubled).
+    align = {"align_corners": True} if mode == "linear" else {}
+    assert_grads(lambda x: F.interpolate(x, scale_factor=2.5, mode=mode, **align), make((1, 2, 1500)),
+                 rtol=1e-5, atol=1e-5)
+
+
+def test_upsample2d_gradient_beyond_the_matrix_limit():
+    assert_grads(lambda x: F.interpolate(x, size=(2100, 9), mode="bicubic"), make((1, 1, 2000, 7)),
+                 rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
 @pytest.mark.parametrize("size", [(5, 7), (12, 9), (31, 40), (20, 2)])
 @pytest.mark.parametrize("align", [False, True])

@@ -55,6 +55,20 @@ Value apply_matrix(hlo::Builder& b, const Value& x, int64_t axis, const Value& m
   return b.transpose(y, perm);
 }
 
+Value scatter_add(hlo::Builder& b, const Value& x, int64_t axis, const std::vector<int64_t>& idx, int64_t size) {
+  std::vector<int64_t> dims = x.dims();
+  dims[axis] = size;
+  hlo::ScatterDims d;
+  for (int64_t i = 0; i < x.rank(); ++i) {
+    if (i != axis) d.update_window_dims.push_back(i);
+  }
+  d.inserted_window_dims = {axis};
+  d.scatter_dims_to_operand_dims = {axis};
+  d.index_vector_dim = 1;
+  const Value index = b.reshape(i64_vector(b, idx), {static_cast<int64_t>(idx.size()), 1});
+  return b.scatter({b.constant_splat(0, TensorType(x.dtype(), dims))}, index, {x}, d, add)[0];
+}
+
 Value lowest(hlo::Builder& b, ElementType t) {
   const TensorType s = TensorType::scalar(t);
   if (is_floating(t)) return b.constant_splat(-std::numeric_limits<double>::infinity(), s);

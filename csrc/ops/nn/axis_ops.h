@@ -27,6 +27,12 @@ hlo::Value along(hlo::Builder& b, const hlo::Value& v, const std::vector<int64_t
 // at the highest precision in x's type.
 hlo::Value apply_matrix(hlo::Builder& b, const hlo::Value& x, int64_t axis, const hlo::Value& m, bool transposed);
 
+// The transpose of `take`: x's entries along `axis` added into a zero
+// tensor whose `axis` has `size` entries, entry o at idx[o] (each in
+// range). Linear in x, where apply_matrix needs an [out, in] matrix.
+hlo::Value scatter_add(hlo::Builder& b, const hlo::Value& x, int64_t axis, const std::vector<int64_t>& idx,
+                       int64_t size);
+
 // The lowest value of `t` (-inf for floats) as a 0-dim constant.
 hlo::Value lowest(hlo::Builder& b, ElementType t);
 
