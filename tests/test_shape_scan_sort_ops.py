@@ -7,6 +7,8 @@ and gradients."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -508,3 +510,21 @@ def test_long_scans_by_blocks_match_cpu(n):
         want, got = f(x), f(x.to("tpu"))
         for w, o in zip(want if isinstance(want, tuple) else (want,), got if isinstance(got, tuple) else (got,)):
             torch.testing.assert_close(o.cpu(), w, rtol=1e-5, atol=1e-4, equal_nan=True, msg=name)
+
+
+@pytest.mark.parametrize("largest", [True, False])
+def test_topk_of_floats_orders_nan_infinities_and_zeros_as_cpu(largest):
+    # Floats take chlo.top_k over an f32 key (no full sort); NaN counts as
+    # the largest value, both zeros tie.
+    special = torch.tensor([1.0, math.nan, math.inf, -math.inf, 0.0, -0.0, 3.0, math.nan, -2.0])
+    for x in (special, special.bfloat16(), torch.randn(4, 9, 6), torch.randn(7, 130).half()):
+        for dim in range(x.dim()):
+            k = min(5, x.size(dim))
+            want = torch.topk(x, k, dim=dim, largest=largest)
+            got = torch.topk(x.to("tpu"), k, dim=dim, largest=largest)
+            torch.testing.assert_close(got.values.cpu(), want.values, equal_nan=True)
+            torch.testing.assert_close(x.gather(dim, got.indices.cpu()), want.values, equal_nan=True)
+        flat = x.flatten()
+        flat = flat[~flat.isnan()]
+        got = torch.kthvalue(flat.to("tpu"), 3)  # which of tied zeros is unspecified, as on CPU
+        assert got.values.item() == torch.kthvalue(flat, 3).values.item() == flat[got.indices.item()].item()

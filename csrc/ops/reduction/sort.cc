@@ -1,7 +1,10 @@
 #include "ops/reduction/sort.h"
 
+#include <limits>
 #include <vector>
 
+#include "ops/broadcast.h"
+#include "ops/indexing/gather_scatter.h"
 #include "ops/reduction/scan.h"
 
 namespace torch_tpu::ops {
@@ -114,15 +117,64 @@ std::pair<Value, Value> lower_sort(hlo::Builder& b, const Value& x, int64_t dim,
   return {sorted[0], sorted[1]};
 }
 
+namespace {
+
+// chlo.top_k over f32 keys: XLA selects the k largest without sorting the
+// row (top-50 of 50,257 logits: 1.4 ms where the sort took 326 ms). The
+// key is PyTorch's order as an f32: NaN first (as +inf; a real +inf then
+// takes the largest finite float, only tying with that value), both zeros
+// as +0 so ties fall to the lower index, negated for the smallest.
+std::pair<Value, Value> top_k_by_key(hlo::Builder& b, const Value& x, int64_t k, int64_t dim, bool largest) {
+  const int64_t rank = x.rank();
+  std::vector<int64_t> to_last, from_last(rank);
+  for (int64_t i = 0; i < rank; ++i) {
+    if (i != dim) to_last.push_back(i);
+  }
+  to_last.push_back(dim);
+  for (int64_t i = 0; i < rank; ++i) from_last[to_last[i]] = i;
+  const Value row_major = dim == rank - 1 ? x : b.transpose(x, to_last);
+  const std::vector<int64_t> moved = row_major.dims();
+  const int64_t n = moved.back();
+  const int64_t rows = TensorType(x.dtype(), moved).num_elements() / n;
+  const Value rows2d = b.reshape(row_major, {rows, n});
+  Value key = convert_to(b, rows2d, ElementType::kF32);
+  const TensorType t = key.type();
+  const Value nan = is_nan(b, key);
+  if (!largest) key = b.negate(key);
+  const double inf = std::numeric_limits<double>::infinity();
+  const double big = std::numeric_limits<float>::max();
+  key = b.select(b.compare(key, b.constant_splat(inf, t), "EQ"), b.constant_splat(big, t), key);
+  key = b.select(b.compare(key, b.constant_splat(0, t), "EQ"), b.constant_splat(0, t), key);
+  key = b.select(nan, b.constant_splat(largest ? inf : -inf, t), key);
+  const Value index = b.convert(b.top_k(key, k).second, ElementType::kS64);
+  const Value values = lower_gather(b, rows2d, index, 1).value;
+  std::vector<int64_t> out = moved;
+  out.back() = k;
+  auto back = [&](const Value& v) {
+    const Value shaped = b.reshape(v, out);
+    return dim == rank - 1 ? shaped : b.transpose(shaped, from_last);
+  };
+  return {back(values), back(index)};
+}
+
+bool has_fast_top_k(ElementType t) {
+  return t == ElementType::kF32 || t == ElementType::kF16 || t == ElementType::kBF16;
+}
+
+}  // namespace
+
 std::pair<Value, Value> lower_topk(hlo::Builder& b, const Value& x, int64_t k, int64_t dim, bool largest) {
   if (x.rank() == 0) return lower_sort(b, x, 0, largest);  // k is 0 or 1; the glue handles 0
+  if (has_fast_top_k(x.dtype()) && k > 0 && x.type().num_elements() > 0) {
+    return top_k_by_key(b, x, k, dim, largest);
+  }
   auto [values, indices] = lower_sort(b, x, dim, largest);
   return {slice_dim(b, values, dim, 0, k), slice_dim(b, indices, dim, 0, k)};
 }
 
 std::pair<Value, Value> lower_kthvalue(hlo::Builder& b, const Value& x, int64_t k, int64_t dim, bool keepdim) {
   if (x.rank() == 0) return lower_sort(b, x, 0, false);
-  auto [values, indices] = lower_sort(b, x, dim, false);
+  auto [values, indices] = lower_topk(b, x, k, dim, /*largest=*/false);
   return {squeeze_unless(b, slice_dim(b, values, dim, k - 1, k), dim, keepdim),
           squeeze_unless(b, slice_dim(b, indices, dim, k - 1, k), dim, keepdim)};
 }
