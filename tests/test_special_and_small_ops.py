@@ -239,6 +239,12 @@ def test_channel_shuffle_unfold_angle_logspace():
     assert_same(lambda t: F.channel_shuffle(t, 4), rand((2, 6, 3, 3)))  # error on both
     assert_grad(lambda t: t.unfold(1, 3, 2), rand((2, 7)))
     assert_grad(lambda t: t.unfold(0, 2, 3), rand((9,)))
+    # Overlapping windows along a middle dimension, a window over the
+    # whole dimension, bf16 (one index_add of every window element).
+    assert_grad(lambda t: t.unfold(1, 3, 1), rand((4, 9, 5)))
+    assert_grad(lambda t: t.unfold(0, 5, 7), rand((20, 3)))
+    assert_grad(lambda t: t.unfold(0, 7, 1), rand((7,)))
+    assert_grad(lambda t: t.unfold(1, 4, 2), rand((3, 10)).bfloat16(), rtol=2e-2, atol=2e-2)
     assert_same(torch.angle, torch.tensor([-1.0, 0.0, 2.0, math.nan, -math.inf]))
     assert_same(torch.angle, torch.tensor([-2, 0, 3]))
     out = torch.logspace(-1, 2, 9, base=2.0, device=TPU)

@@ -21,6 +21,7 @@
 #include <ATen/ops/clamp_min.h>
 #include <ATen/ops/clamp_max.h>
 #include <ATen/ops/result_type.h>
+#include <ATen/ops/index_add.h>
 #include <ATen/ops/index_select.h>
 #include <ATen/ops/searchsorted.h>
 #include <ATen/ops/sort.h>
@@ -284,7 +285,9 @@ Tensor tpu_channel_shuffle(const Tensor& self, c10::SymInt groups_sym) {
   return in_memory_format_of(shuffled.view(self.sizes()), self);  // CPU keeps a channels_last input's format
 }
 
-// Each window element j adds its slice back at offsets j, j + step, ...
+// Window w's element j goes back to position w * step + j: one index_add
+// of every window element (a slice add per element compiled one op per
+// window element in fused eager: 33 s for istft with n_fft = 1024).
 Tensor tpu_unfold_backward(const Tensor& grad, c10::SymIntArrayRef input_sizes_sym, int64_t dim, int64_t size,
                        int64_t step) {
   const c10::IntArrayRef input_sizes = C10_AS_INTARRAYREF_SLOW(input_sizes_sym);
@@ -292,11 +295,11 @@ Tensor tpu_unfold_backward(const Tensor& grad, c10::SymIntArrayRef input_sizes_s
   dim = at::maybe_wrap_dim(dim, static_cast<int64_t>(input_sizes.size()));
   Tensor result = at::zeros(input_sizes, grad.options());
   const int64_t windows = grad.size(dim);
-  if (windows == 0) return result;
-  for (int64_t j = 0; j < size; ++j) {
-    result.slice(dim, j, j + (windows - 1) * step + 1, step).add_(grad.select(-1, j));
-  }
-  return result;
+  if (windows == 0 || size == 0) return result;
+  const auto long_options = grad.options().dtype(at::kLong);
+  const Tensor position = (at::arange(windows, long_options) * step).unsqueeze(1) + at::arange(size, long_options);
+  const Tensor elements = grad.movedim(-1, dim + 1).flatten(dim, dim + 1);  // [.., windows * size, ..]
+  return result.index_add_(dim, position.reshape({-1}), elements);
 }
 
 Tensor tpu_angle(const Tensor& self) {
