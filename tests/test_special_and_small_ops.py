@@ -268,6 +268,11 @@ def test_max_unpool_and_im2col():
     assert_same(lambda t: F.unfold(t, 3), rand((3, 5, 5)))
     assert_same(lambda t: F.unfold(t, 9), rand((1, 3, 5, 5)))  # error on both
     assert_grad(lambda t: F.unfold(t, 2, stride=2), rand((1, 2, 4, 4)))
+    # fold (col2im): overlapping taps, dilation, padding, unbatched, grads
+    assert_grad(lambda t: F.unfold(t, (2, 3), dilation=(1, 2), padding=1, stride=(2, 1)), rand((2, 3, 7, 8)))
+    assert_grad(lambda t: F.fold(t, (7, 8), (2, 3), dilation=(1, 2), padding=1, stride=(2, 1)), rand((2, 18, 24)))
+    assert_same(lambda t: F.fold(t, (5, 5), 3), rand((12, 9)))
+    assert_same(lambda t: F.fold(t, (6, 5), (3, 2), stride=(3, 1)), rand((1, 6, 8)).bfloat16())
 
 
 @pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])

@@ -433,16 +433,19 @@ Tensor tpu_col2im(const Tensor& self, c10::SymIntArrayRef output_size_sym, c10::
   const bool batched = self.dim() == 3;
   const Tensor cols = batched ? self : self.unsqueeze(0);
   const int64_t n = cols.size(0), c = cols.size(1) / kk;
-  const Tensor blocks = cols.reshape({n, c, kernel[0], kernel[1], oh, ow});
-  Tensor out = at::zeros({n, c, output_size[0] + 2 * padding[0], output_size[1] + 2 * padding[1]}, self.options());
-  for (int64_t i = 0; i < kernel[0]; ++i) {
-    for (int64_t j = 0; j < kernel[1]; ++j) {
-      const int64_t y0 = i * dilation[0], x0 = j * dilation[1];
-      out.slice(2, y0, y0 + (oh - 1) * stride[0] + 1, stride[0])
-          .slice(3, x0, x0 + (ow - 1) * stride[1] + 1, stride[1])
-          .add_(blocks.select(2, i).select(2, j));
-    }
-  }
+  const int64_t padded_h = output_size[0] + 2 * padding[0], padded_w = output_size[1] + 2 * padding[1];
+  // Kernel tap (i, j) of block (y, x) lands at row i * dilation + y * stride
+  // and the like column of the padded plane: one index_add of every
+  // element (a slice add per tap compiled one op per tap in fused eager).
+  const auto long_options = self.options().dtype(at::kLong);
+  const Tensor rows = (at::arange(kernel[0], long_options) * dilation[0]).view({-1, 1, 1, 1}) +
+                      (at::arange(oh, long_options) * stride[0]).view({1, 1, -1, 1});
+  const Tensor columns = (at::arange(kernel[1], long_options) * dilation[1]).view({1, -1, 1, 1}) +
+                         (at::arange(ow, long_options) * stride[1]).view({1, 1, 1, -1});
+  const Tensor position = (rows * padded_w + columns).reshape({-1});
+  Tensor out = at::zeros({n, c, padded_h * padded_w}, self.options())
+                   .index_add_(2, position, cols.reshape({n, c, kk * oh * ow}))
+                   .view({n, c, padded_h, padded_w});
   out = out.slice(2, padding[0], padding[0] + output_size[0]).slice(3, padding[1], padding[1] + output_size[1]);
   out = at::clone(out, at::MemoryFormat::Contiguous);
   return batched ? out : out.squeeze(0);
