@@ -1,0 +1,97 @@
+"""Single ops whose lowering once grew badly with size, on tpu beside
+PyTorch's CPU eager in one run: the first tpu call (compile included, in a
+fresh process's memory tier unless the disk tier has the program), the
+median of later calls, CPU's median, and the ratio of the medians.
+
+    .venv/bin/python benchmarks/single_ops.py [--mode strict|fused] [--repeats 5]
+
+Each call runs to completion (the result is copied to the host). The cases
+are the shapes at which a hunt found them slow (BENCHMARKS.md records the
+figures before and after): embedding_bag with many bags, the backward of a
+long 1-D upsample, top-k sampling over a vocabulary, istft's overlap-add and
+F.fold.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import torch
+import torch.nn.functional as F
+
+import torch_tpu
+
+
+def embedding_bag(device):
+    g = torch.Generator().manual_seed(0)
+    weight = torch.randn(50000, 16, generator=g).to(device)
+    indices = torch.randint(0, 50000, (100000,), generator=g).to(device)
+    offsets = torch.arange(0, 100000, 10).to(device)
+    return lambda: F.embedding_bag(indices, weight, offsets, mode="sum")
+
+
+def upsample_backward(device):
+    x = torch.randn(1, 4, 10000, generator=torch.Generator().manual_seed(0)).to(device).requires_grad_()
+
+    def step():
+        x.grad = None
+        F.interpolate(x, scale_factor=2, mode="linear").square().sum().backward()
+        return x.grad
+
+    return step
+
+
+def topk_logits(device):
+    logits = torch.randn(32, 50257, generator=torch.Generator().manual_seed(0)).to(device)
+    return lambda: torch.topk(logits, 50).values
+
+
+def istft(device):
+    n_fft = 1024
+    window = torch.hann_window(n_fft).to(device)
+    signal = torch.randn(16000, generator=torch.Generator().manual_seed(0))
+    spec = torch.stft(signal, n_fft, window=torch.hann_window(n_fft), return_complex=True).to(device)
+    return lambda: torch.istft(spec, n_fft, window=window)
+
+
+def fold(device):
+    cols = torch.randn(2, 3 * 16 * 16, 17 * 17, generator=torch.Generator().manual_seed(0)).to(device)
+    return lambda: F.fold(cols, (32, 32), 16)
+
+
+CASES = {
+    "embedding_bag 100k indices, 10k bags": embedding_bag,
+    "linear upsample x2 backward, 10k samples": upsample_backward,
+    "topk 50 of 32 x 50257": topk_logits,
+    "istft n_fft 1024, 16k samples": istft,
+    "F.fold 16x16 kernel, 32x32 output": fold,
+}
+
+
+def timed_ms(fn) -> float:
+    start = time.perf_counter()
+    fn().cpu()
+    return (time.perf_counter() - start) * 1e3
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mode", default="strict", choices=["strict", "fused"])
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    torch_tpu.set_eager_mode(args.mode)
+    print(f"eager mode {args.mode}; ms per call, run to completion")
+    print(f"{'case':44} {'tpu first':>10} {'tpu median':>11} {'cpu median':>11} {'tpu/cpu':>8}")
+    for name, make in CASES.items():
+        tpu_fn, cpu_fn = make("tpu"), make("cpu")
+        first = timed_ms(tpu_fn)
+        tpu = statistics.median(timed_ms(tpu_fn) for _ in range(args.repeats))
+        cpu_fn()
+        cpu = statistics.median(timed_ms(cpu_fn) for _ in range(args.repeats))
+        print(f"{name:44} {first:10.1f} {tpu:11.2f} {cpu:11.2f} {tpu / cpu:7.1f}x")
+
+
+if __name__ == "__main__":
+    main()
