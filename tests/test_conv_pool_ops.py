@@ -225,6 +225,13 @@ def test_adaptive_max_pool2d(out):
     assert_grads(lambda x: F.adaptive_max_pool2d(x, out), x)
 
 
+def test_adaptive_avg_pool_of_long_axes_sums_window_taps():
+    # Beyond 2^22 entries an axis's [out, in] window matrix gives way to
+    # summing the (at most 64) taps of each window, forward and backward.
+    assert_grads(lambda x: F.adaptive_avg_pool1d(x, 2001), make((2, 3, 6000)), rtol=1e-5, atol=1e-5)
+    assert_grads(lambda x: F.adaptive_avg_pool2d(x, (1001, 5)), make((1, 2, 3000, 7)), rtol=1e-5, atol=1e-5)
+
+
 def test_adaptive_variants():
     assert_grads(lambda x: F.adaptive_avg_pool2d(x, (4, 5)), make((2, 3, 9, 7), torch.bfloat16), **BF16_TOL)
     assert_same(lambda x: F.adaptive_avg_pool2d(x, (4, 5)), make((2, 3, 9, 7)).to(memory_format=torch.channels_last))

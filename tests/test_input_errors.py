@@ -220,6 +220,15 @@ def test_a_device_fill_value_that_overflows_raises_as_on_cpu(op, dtype, value):
     assert_same(fill, torch.zeros(2, dtype=torch.float32), torch.tensor(math.inf, dtype=torch.float64))
 
 
+@pytest.mark.parametrize("fn", [
+    lambda x: x.__iand__(2.5),
+    lambda x: x.__ior__(torch.ones(3, device=x.device)),
+    lambda x: x.bitwise_xor_(torch.ones(3, dtype=torch.float64, device=x.device)),
+], ids=["and_scalar", "or_tensor", "xor_tensor"])
+def test_in_place_bitwise_with_a_float_operand_is_refused_as_on_cpu(fn):
+    raises_like_cpu(fn, torch.arange(3), match="result type .* can't be cast to the desired output type Long")
+
+
 def test_a_reduction_into_its_own_input_reads_the_input_first():
     a = torch.arange(8.0, device="tpu").view(2, 4)
     torch.logsumexp(a, 1, out=a)  # failed to lower: the resized out was read

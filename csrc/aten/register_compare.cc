@@ -237,8 +237,11 @@ at::Tensor bitwise(const at::Tensor& self, const at::Tensor& other) {
 
 template <LogicalOp Op>
 at::Tensor& bitwise_into(const at::Tensor& self, const at::Tensor& other, at::Tensor& out, bool inplace) {
+  // CPU's TensorIterator refuses a result its out cannot hold before the
+  // kernel refuses the dtype (int64 &= 2.5: "result type Float can't be
+  // cast to the desired output type Long").
+  check_castable(at::result_type(self, other), out);
   const ScalarType result = bitwise_result(Op, self, other);
-  check_castable(result, out);
   prepare_out(out, broadcast_shape(self, other), inplace, {self, other});
   run_binary_into(bitwise_call(Op, self, other, result), bitwise_lowering(Op, result), out);
   return out;
