@@ -8,8 +8,8 @@ median of later calls, CPU's median, and the ratio of the medians.
 Each call runs to completion (the result is copied to the host). The cases
 are the shapes at which a hunt found them slow (BENCHMARKS.md records the
 figures before and after): embedding_bag with many bags, the backward of a
-long 1-D upsample, top-k sampling over a vocabulary, istft's overlap-add and
-F.fold.
+long 1-D upsample, top-k sampling over a vocabulary, istft's overlap-add,
+F.fold and adaptive average pooling of a long signal.
 """
 
 from __future__ import annotations
@@ -61,12 +61,18 @@ def fold(device):
     return lambda: F.fold(cols, (32, 32), 16)
 
 
+def adaptive_avg_pool(device):
+    x = torch.randn(4, 16, 100000, generator=torch.Generator().manual_seed(0)).to(device)
+    return lambda: F.adaptive_avg_pool1d(x, 100000 // 3 + 1)
+
+
 CASES = {
     "embedding_bag 100k indices, 10k bags": embedding_bag,
     "linear upsample x2 backward, 10k samples": upsample_backward,
     "topk 50 of 32 x 50257": topk_logits,
     "istft n_fft 1024, 16k samples": istft,
     "F.fold 16x16 kernel, 32x32 output": fold,
+    "adaptive_avg_pool1d 100k samples to a third": adaptive_avg_pool,
 }
 
 
