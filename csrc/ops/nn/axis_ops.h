@@ -22,6 +22,12 @@ hlo::Value take(hlo::Builder& b, const hlo::Value& x, int64_t axis, const std::v
 // The 1-D `v` (length x.dims()[axis]) broadcast to x's shape along `axis`.
 hlo::Value along(hlo::Builder& b, const hlo::Value& v, const std::vector<int64_t>& dims, int64_t axis);
 
+// The most entries (16 MB of f32) an [out, in] matrix of apply_matrix may
+// have: matrix units run such a product best, but beyond it (long 1-D
+// signals: 80 GB for 100k samples doubled) the resampling and pooling
+// lowerings take or scatter their taps instead.
+constexpr int64_t kLargestAxisMatrix = int64_t{1} << 22;
+
 // y[.., o, ..] = sum_i m[o, i] x[.., i, ..] along `axis` (m: [out, in]);
 // with `transposed`, m is [in, out] and applied as its transpose. Computed
 // at the highest precision in x's type.

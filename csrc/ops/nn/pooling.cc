@@ -165,16 +165,15 @@ Value adaptive_counts(hlo::Builder& b, const std::vector<AdaptiveAxis>& axes, co
   return convert_to(b, *div, t);
 }
 
-// An axis whose [out, in] window matrix would pass this many entries (16
-// MB of f32) and whose windows are at most kMaxTaps long is summed tap by
-// tap instead: linear in the input (100k samples pooled to a third built a
+// An axis whose [out, in] window matrix would pass axis::kLargestAxisMatrix
+// entries and whose windows are at most kMaxTaps long is summed tap by tap
+// instead: linear in the input (100k samples pooled to a third built a
 // 3.3G-entry matrix). Longer windows keep the matrix, which then stays
 // under in * in / kMaxTaps entries.
-constexpr int64_t kLargestWindowMatrix = int64_t{1} << 22;
 constexpr int64_t kMaxTaps = 64;
 
 bool sum_by_taps(const AdaptiveAxis& a, int64_t in) {
-  return static_cast<int64_t>(a.start.size()) * in > kLargestWindowMatrix && a.max_len <= kMaxTaps;
+  return static_cast<int64_t>(a.start.size()) * in > axis::kLargestAxisMatrix && a.max_len <= kMaxTaps;
 }
 
 // Tap k of every window: its k-th input (the window's last one repeated

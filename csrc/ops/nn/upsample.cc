@@ -208,12 +208,6 @@ Value lower_upsample(hlo::Builder& b, const Value& x, UpsampleMode mode, bool al
   return convert_to(b, y, x.dtype());
 }
 
-// Up to this many entries (16 MB of f32) the backward of an axis is one
-// matrix product with an [out, in] weight matrix, which matrix units run
-// best; beyond it (long 1-D signals: 80 GB for 100k samples doubled) it
-// scatters the taps back.
-constexpr int64_t kLargestGradientMatrix = int64_t{1} << 22;
-
 Value lower_upsample_backward(hlo::Builder& b, const Value& grad, const std::vector<int64_t>& input_dims,
                               UpsampleMode mode, bool align_corners,
                               const std::vector<std::optional<double>>& scales) {
@@ -229,7 +223,7 @@ Value lower_upsample_backward(hlo::Builder& b, const Value& grad, const std::vec
     const int64_t in = input_dims[axis_dim];
     const int64_t out = grad.dims()[axis_dim];
     const Taps taps = axis_taps(mode, grad.dtype(), in, out, align_corners, scales[i]);
-    if (out * in > kLargestGradientMatrix) {
+    if (out * in > axis::kLargestAxisMatrix) {
       // Each tap's weighted gradient added back where it was taken from.
       std::optional<Value> sum;
       for (size_t t = 0; t < taps.idx.size(); ++t) {
