@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "aten/device_guard.h"
+#include "aten/memory_history.h"
 #include "runtime/current_device.h"
 #include "runtime/runtime.h"
 
@@ -208,6 +209,8 @@ void check_fits_device(c10::DeviceIndex device, double nbytes, const std::string
   }
   if (limit.empty()) return;
   runtime::memory_stats(device).num_ooms.fetch_add(1, std::memory_order_relaxed);
+  memory_history::on_out_of_memory(device, static_cast<int64_t>(nbytes),
+                                   static_cast<int64_t>(memory_info(device).first));
   throw c10::OutOfMemoryError({__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
                               "tpu out of memory. Tried to allocate " + gib(nbytes) + " for " + what + ". tpu:" +
                                   std::to_string(device) + limit + ".");

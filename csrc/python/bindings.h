@@ -14,5 +14,6 @@ void bind_aten(pybind11::module_& m);
 void bind_capture(pybind11::module_& m);
 void bind_distributed(pybind11::module_& m);
 void bind_kernels(pybind11::module_& m);
+void bind_memory_history(pybind11::module_& m);
 
 }  // namespace torch_tpu::python

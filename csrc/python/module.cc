@@ -15,4 +15,5 @@ PYBIND11_MODULE(_C, m) {
   torch_tpu::python::bind_capture(m);
   torch_tpu::python::bind_distributed(m);
   torch_tpu::python::bind_kernels(m);
+  torch_tpu::python::bind_memory_history(m);
 }

@@ -16,6 +16,11 @@ void DeviceMemoryStats::add(int64_t bytes) {
 namespace {
 
 std::atomic<MemoryObserver> memory_observer{nullptr};
+std::atomic<PendingObserver> pending_observer{nullptr};
+
+void observe_pending(const void* id, bool made) {
+  if (PendingObserver observe = pending_observer.load(std::memory_order_relaxed)) observe(id, made);
+}
 
 // Counts a buffer of `bytes` into its device's statistics (`created`) or
 // out of them, and tells the observer.
@@ -41,6 +46,7 @@ void count(const void* id, int device, int64_t bytes, bool created) {
 }  // namespace
 
 void set_memory_observer(MemoryObserver observer) { memory_observer.store(observer); }
+void set_pending_observer(PendingObserver observer) { pending_observer.store(observer); }
 
 DeviceMemoryStats& memory_stats(int device) {
   static DeviceMemoryStats stats[kMaxDevices];
@@ -62,6 +68,7 @@ DeviceBuffer::DeviceBuffer(hlo::TensorType type, int device, std::shared_ptr<Pen
     : source_(std::move(source)), type_(std::move(type)), device_(device), counted_(false) {
   bytes_ = type_.num_elements() * static_cast<int64_t>(element_size(type_.dtype));
   ready_.store(false, std::memory_order_release);
+  observe_pending(this, /*made=*/true);
 }
 
 void DeviceBuffer::fulfill(pjrt::Buffer buffer) {
@@ -80,7 +87,11 @@ void DeviceBuffer::materialize() const {
 }
 
 DeviceBuffer::~DeviceBuffer() {
-  if (counted_) count(this, device_, bytes_, /*created=*/false);
+  if (counted_) {
+    count(this, device_, bytes_, /*created=*/false);
+  } else if (pending()) {
+    observe_pending(this, /*made=*/false);
+  }
 }
 
 }  // namespace torch_tpu::runtime

@@ -58,6 +58,12 @@ inline constexpr int kMaxDevices = 64;
 // (profile_memory=True). Set once, before buffers exist; null: none.
 using MemoryObserver = void (*)(const void* id, int64_t bytes, int64_t allocated, int device);
 void set_memory_observer(MemoryObserver observer);
+// Told of every pending buffer as it is made (`made`) and, if it is never
+// fulfilled, as it goes; a fulfilled one is then counted as above. The
+// memory history uses it to give a fused op's result the stack of the op
+// rather than that of the sync point that ran its graph.
+using PendingObserver = void (*)(const void* id, bool made);
+void set_pending_observer(PendingObserver observer);
 
 // The deferred graph a pending buffer comes from.
 class PendingSource {

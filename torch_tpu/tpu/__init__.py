@@ -391,6 +391,7 @@ __all__ = [
     "mem_get_info",
     "memory_allocated",
     "memory_reserved",
+    "memory_snapshot",
     "memory_summary",
     "memory_stats",
     "platform",

@@ -10,6 +10,8 @@ allocated bytes.
 
 from __future__ import annotations
 
+import pickle
+import sys
 from typing import Any
 
 __all__ = [
@@ -22,6 +24,7 @@ __all__ = [
     "memory_cached",
     "memory_reserved",
     "memory_stats",
+    "memory_snapshot",
     "memory_stats_as_nested_dict",
     "memory_summary",
     "reset_accumulated_memory_stats",
@@ -182,3 +185,95 @@ def empty_cache() -> None:
     """Does nothing: torch_tpu keeps no cache of free device buffers (a
     buffer is freed when its last tensor dies), so there is nothing to
     release. Present for code written for torch.cuda."""
+
+
+def _record_memory_history(
+    enabled: str | bool | None = "all",
+    context: str | None = "all",
+    stacks: str = "all",
+    max_entries: int = sys.maxsize,
+    device: Any = None,
+    clear_history: bool = False,
+    compile_context: bool = False,
+    global_record_annotations: bool = False,
+    skip_actions: list[str] | None = None,
+) -> None:
+    """Starts (or, with ``enabled=None``, stops) recording where device
+    memory is allocated, as torch.cuda.memory._record_memory_history does:
+
+    - ``enabled``: ``"state"`` keeps the stack of each live buffer;
+      ``"all"`` also keeps a history of at most ``max_entries`` allocations,
+      frees and out-of-memory errors (the oldest dropped first); ``None``
+      stops and drops the history. ``True`` / ``False`` mean "all" / None.
+    - ``context``: which get stacks: ``"state"`` live buffers, ``"alloc"``
+      also allocations in the history, ``"all"`` also frees; None: none.
+    - ``stacks``: ``"python"`` Python frames, ``"all"`` C++ frames too.
+
+    Every tpu device is recorded (``device`` is accepted for torch.cuda's
+    signature). Buffers made by fused eager get the stack of the sync point
+    that ran their graph, and those made on autograd's device threads C++
+    frames only. ``_snapshot()`` returns what was recorded.
+    """
+    from torch_tpu import _C
+
+    if compile_context or global_record_annotations:
+        raise NotImplementedError(
+            "torch.tpu.memory._record_memory_history: compile_context and global_record_annotations "
+            "are not recorded on tpu")
+    if isinstance(enabled, bool):
+        enabled = "all" if enabled else None
+    if enabled not in (None, "state", "all"):
+        raise ValueError(f"_record_memory_history: enabled must be None, 'state' or 'all', got {enabled!r}")
+    if context not in (None, "state", "alloc", "all"):
+        raise ValueError(f"_record_memory_history: context must be None, 'state', 'alloc' or 'all', got {context!r}")
+    if stacks not in ("python", "all"):
+        raise ValueError(f"_record_memory_history: stacks must be 'python' or 'all', got {stacks!r}")
+    if not isinstance(max_entries, int) or max_entries < 0:
+        raise ValueError(f"_record_memory_history: max_entries must be a non-negative int, got {max_entries!r}")
+    if device is not None:
+        _index(device)
+    _C.memory_history.configure(
+        trace=enabled == "all",
+        context=context if enabled is not None else None,
+        cpp_frames=stacks == "all",
+        max_entries=min(max_entries, sys.maxsize),
+        skip_actions=list(skip_actions or ()),
+        clear_trace=clear_history,
+    )
+
+
+def _snapshot(device: Any = None, augment_with_fx_traces: bool = False) -> dict[str, Any]:
+    """Device memory as torch.cuda.memory._snapshot() describes it:
+    ``segments`` (every live buffer of every tpu device, one segment
+    holding one block each: there is no caching allocator, and an
+    "address" identifies a buffer, not a place in device memory) and
+    ``device_traces`` (per device, the history _record_memory_history
+    keeps). torch.cuda._memory_viz and pytorch.org/memory_viz read it."""
+    import torch
+    from torch_tpu import _C
+
+    if device is not None:
+        _index(device)
+    snapshot = _C.memory_history.snapshot(torch.tpu.device_count())
+    if augment_with_fx_traces:
+        from torch._utils import _augment_memory_snapshot_stack_traces
+
+        snapshot = _augment_memory_snapshot_stack_traces(snapshot)
+    return snapshot
+
+
+def _dump_snapshot(filename: str = "dump_snapshot.pickle", augment_with_fx_traces: bool = False) -> None:
+    """Pickles _snapshot() into ``filename``, the file that
+    pytorch.org/memory_viz opens."""
+    snapshot = _snapshot(augment_with_fx_traces=augment_with_fx_traces)
+    with open(filename, "wb") as f:
+        pickle.dump(snapshot, f)
+
+
+def memory_snapshot(mempool_id: Any = None, include_traces: bool = True) -> list[dict[str, Any]]:
+    """The segments of _snapshot(): every live device buffer, with the
+    stack that made it when _record_memory_history is on
+    (``include_traces`` is accepted for torch.cuda's signature)."""
+    if mempool_id is not None:
+        raise NotImplementedError("torch.tpu.memory_snapshot: tpu has no memory pools (mempool_id must be None)")
+    return _snapshot()["segments"]

@@ -1,0 +1,164 @@
+#include "aten/memory_history.h"
+
+#include <Python.h>
+
+#include <algorithm>
+#include <chrono>
+#include <deque>
+#include <mutex>
+#include <unordered_map>
+
+namespace torch_tpu::aten::memory_history {
+
+namespace {
+
+int64_t now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+class Recorder {
+ public:
+  void configure(const Settings& settings, bool clear_trace) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    settings_ = settings;
+    std::fill(std::begin(skipped_), std::end(skipped_), false);
+    for (Action a : settings.skip) skipped_[static_cast<int>(a)] = true;
+    if (!settings.trace || clear_trace) trace_.clear();
+    while (trace_.size() > settings_.max_entries) trace_.pop_front();
+  }
+
+  void on_buffer(const void* id, int64_t bytes, int device) {
+    const auto address = reinterpret_cast<uintptr_t>(id);
+    std::unique_lock<std::mutex> lock(mutex_);
+    const Context context = settings_.context;
+    const bool cpp_frames = settings_.cpp_frames;
+    if (bytes > 0) {
+      Stack stack;
+      if (auto it = pending_.find(address); it != pending_.end()) {
+        stack = std::move(it->second);
+        pending_.erase(it);
+      } else if (context != Context::kNone) {
+        lock.unlock();  // gathering takes microseconds; no lock held meanwhile
+        stack = gather(cpp_frames);
+        lock.lock();
+      }
+      live_[address] = Block{address, device, bytes, stack};
+      record(Action::kAlloc, address, device, bytes, 0, context >= Context::kAlloc ? stack : nullptr);
+    } else {
+      Stack stack;
+      if (context == Context::kAll && settings_.trace) {
+        lock.unlock();
+        stack = gather(cpp_frames);
+        lock.lock();
+      }
+      live_.erase(address);
+      record(Action::kFreeRequested, address, device, -bytes, 0, stack);
+      record(Action::kFreeCompleted, address, device, -bytes, 0, stack);
+    }
+  }
+
+  void on_pending(const void* id, bool made) {
+    const auto address = reinterpret_cast<uintptr_t>(id);
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (!made) {
+      pending_.erase(address);
+      return;
+    }
+    if (settings_.context == Context::kNone) return;
+    const bool cpp_frames = settings_.cpp_frames;
+    lock.unlock();
+    Stack stack = gather(cpp_frames);
+    lock.lock();
+    pending_[address] = std::move(stack);
+  }
+
+  void on_out_of_memory(int device, int64_t bytes, int64_t device_free) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (!settings_.trace) return;
+    Stack stack;
+    if (settings_.context >= Context::kAlloc) {
+      const bool cpp_frames = settings_.cpp_frames;
+      lock.unlock();
+      stack = gather(cpp_frames);
+      lock.lock();
+    }
+    record(Action::kOom, 0, device, bytes, device_free, stack);
+  }
+
+  State snapshot() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    State state;
+    state.blocks.reserve(live_.size());
+    for (const auto& [address, block] : live_) state.blocks.push_back(block);
+    std::sort(state.blocks.begin(), state.blocks.end(),
+              [](const Block& a, const Block& b) { return a.address < b.address; });
+    state.trace.assign(trace_.begin(), trace_.end());
+    return state;
+  }
+
+ private:
+  // Python frames take the GIL (ops run with it released), as CUDA's
+  // allocator takes it to record a stack. Runtime locks may be held here
+  // (an op's buffers are made under values_mutex()), so no code may hold
+  // the GIL while it waits for those locks: the bindings that take them
+  // release the GIL first. Threads without a Python thread state
+  // (autograd's device threads) give C++ frames only.
+  static Stack gather(bool cpp_frames) {
+    const bool python = Py_IsInitialized() && !_Py_IsFinalizing();
+    if (!python && !cpp_frames) return nullptr;
+    return torch::CapturedTraceback::gather(python, /*script=*/false, cpp_frames);
+  }
+
+  void record(Action action, uintptr_t address, int device, int64_t bytes, int64_t device_free, Stack stack) {
+    if (!settings_.trace || skipped_[static_cast<int>(action)] || settings_.max_entries == 0) return;
+    if (trace_.size() == settings_.max_entries) trace_.pop_front();
+    trace_.push_back(Event{action, address, device, bytes, device_free, now_us(), std::move(stack)});
+  }
+
+  std::mutex mutex_;
+  Settings settings_;
+  bool skipped_[kActionCount] = {};
+  std::unordered_map<uintptr_t, Block> live_;
+  // Stacks of fused ops' results, kept until their graph runs.
+  std::unordered_map<uintptr_t, Stack> pending_;
+  std::deque<Event> trace_;
+};
+
+// Never destroyed: buffers are freed during interpreter and static
+// destruction.
+Recorder& recorder() {
+  static auto* r = new Recorder();
+  return *r;
+}
+
+}  // namespace
+
+void configure(const Settings& settings, bool clear_trace) { recorder().configure(settings, clear_trace); }
+
+void on_buffer(const void* id, int64_t bytes, int device) { recorder().on_buffer(id, bytes, device); }
+
+void on_pending(const void* id, bool made) { recorder().on_pending(id, made); }
+
+void on_out_of_memory(int device, int64_t bytes, int64_t device_free) {
+  recorder().on_out_of_memory(device, bytes, device_free);
+}
+
+State snapshot() { return recorder().snapshot(); }
+
+const char* action_name(Action action) {
+  switch (action) {
+    case Action::kAlloc:
+      return "alloc";
+    case Action::kFreeRequested:
+      return "free_requested";
+    case Action::kFreeCompleted:
+      return "free_completed";
+    case Action::kOom:
+      return "oom";
+  }
+  return "unknown";
+}
+
+}  // namespace torch_tpu::aten::memory_history
