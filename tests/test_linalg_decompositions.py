@@ -507,3 +507,50 @@ def test_orthogonal_parametrization_on_device():
     layer = torch.nn.utils.parametrizations.orthogonal(torch.nn.Linear(6, 6).to("tpu"))
     w = layer.weight.detach().cpu()
     torch.testing.assert_close(w @ w.T, torch.eye(6), rtol=0, atol=1e-5)
+
+
+# ---- general eig and LDL: computed on the host, as CUDA's linalg_eig is ----
+
+
+@pytest.mark.parametrize("mode", ["strict", "fused"])
+def test_host_eig_and_ldl_match_cpu(mode):
+    import torch_tpu
+
+    torch_tpu.set_eager_mode(mode)
+    try:
+        a = torch.randn(2, 5, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+        at = to_tpu(a) * 1  # in fused mode: a pending value the host read must run
+        w, v = torch.linalg.eig(at)
+        assert w.device.type == "tpu" and w.dtype == torch.complex128
+        cw, cv = torch.linalg.eig(a)
+        assert_same(w, cw, atol=0, rtol=0)
+        assert_same(v, cv, atol=0, rtol=0)
+        assert_same(torch.linalg.eigvals(at), torch.linalg.eigvals(a), atol=0, rtol=0)
+        sym = a + a.mT
+        ld, piv = torch.linalg.ldl_factor(to_tpu(sym))
+        b = torch.randn(2, 5, 3, dtype=torch.float64)
+        x = torch.linalg.ldl_solve(ld, piv, to_tpu(b))
+        assert_same(x, torch.linalg.solve(sym, b), atol=1e-10, rtol=1e-10)
+    finally:
+        torch_tpu.set_eager_mode("strict")
+
+
+def test_host_eig_gradients_out_and_errors():
+    a = torch.randn(4, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(4))
+    grads = []
+    for x in (a.clone().requires_grad_(), to_tpu(a).requires_grad_()):
+        w, v = torch.linalg.eig(x)
+        (w.abs().sum() + v.abs().square().sum()).backward()
+        grads.append(x.grad)
+    assert_same(grads[1], grads[0], atol=1e-10, rtol=1e-10)
+    # A resized out= takes CPU's column-major layout.
+    w_out = torch.empty(0, dtype=torch.complex128, device="tpu")
+    v_out = torch.empty(0, dtype=torch.complex128, device="tpu")
+    torch.linalg.eig(to_tpu(a), out=(w_out, v_out))
+    assert v_out.stride() == torch.linalg.eig(a)[1].stride() == (1, 4)
+    with pytest.raises(RuntimeError, match="square"):
+        torch.linalg.eig(torch.zeros(2, 3, device="tpu"))
+    with pytest.raises(RuntimeError, match="dtype"):
+        torch.linalg.eig(to_tpu(a), out=(torch.empty(0, device="tpu"), v_out))
+    compiled = torch.compile(lambda m: torch.linalg.eigvals(m @ m).abs().sum(), backend="tpu")
+    assert compiled(torch.eye(3, device="tpu") * 2).item() == 12.0

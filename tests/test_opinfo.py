@@ -30,7 +30,7 @@ CI_OPS = [
     # linear algebra
     "mm", "bmm", "addmm", "matmul", "nn.functional.linear", "baddbmm", "mv", "dot", "einsum",
     "linalg.cholesky", "linalg.solve", "linalg.det", "cdist", "linalg.qr", "linalg.eigh", "linalg.svd",
-    "linalg.lstsq",
+    "linalg.lstsq", "linalg.eig", "linalg.ldl_solve",
     # fft and special functions
     "fft.fft", "fft.irfft", "i0", "special.erfcx", "special.chebyshev_polynomial_t",
     # shapes and views
@@ -51,7 +51,7 @@ CI_OPS = [
 CI_COMPLEX_OPS = [
     "add", "mul", "div.no_rounding_mode", "abs", "angle", "sgn", "exp", "log", "sqrt", "sin", "tanh", "sigmoid",
     "asinh", "pow", "lerp", "sum", "mean", "prod", "mm", "matmul", "bmm", "addmm", "dot", "vdot", "cov",
-    "linalg.solve", "linalg.det", "linalg.lu_factor", "linalg.qr", "linalg.eigh",
+    "linalg.solve", "linalg.det", "linalg.lu_factor", "linalg.qr", "linalg.eigh", "linalg.eig",
     "linalg.vector_norm", "fft.fft", "fft.ifft", "cat",
     "transpose", "conj", "conj_physical", "real", "view_as_real", "float", "bool", "to",
     "nn.functional.silu.complex",

@@ -19,6 +19,7 @@
 #include "aten/lazy_bits.h"
 #include "aten/op_runner.h"
 #include "aten/operand.h"
+#include "aten/out_args.h"
 #include "aten/trace_profiler.h"
 #include "ops/broadcast.h"
 #include "runtime/device_queue.h"
@@ -167,8 +168,12 @@ at::Tensor copy_from(const at::Tensor& self_in, const at::Tensor& dst, bool non_
   return dst;
 }
 
+// The CPU fallback's way back into out= tensors: an out that must change
+// shape takes the CPU result's layout, as the out kernel gave the CPU copy
+// (column-major for linalg results).
 at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
-  dst.resize_(self.sizes());
+  at::Tensor out = dst;
+  resize_out_like(out, self);
   return copy_from(self, dst, false);
 }
 
