@@ -528,3 +528,31 @@ def test_topk_of_floats_orders_nan_infinities_and_zeros_as_cpu(largest):
         flat = flat[~flat.isnan()]
         got = torch.kthvalue(flat.to("tpu"), 3)  # which of tied zeros is unspecified, as on CPU
         assert got.values.item() == torch.kthvalue(flat, 3).values.item() == flat[got.indices.item()].item()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_topk_and_kthvalue_order_infinities_extremes_and_nan_as_cpu(dtype):
+    """+-inf, the largest finite values and NaN (counted largest) keep
+    PyTorch's order: a real +inf is above the largest float32, -inf below
+    its negative, and NaN first for the largest, last for the smallest."""
+    big = torch.finfo(dtype).max
+    inf, nan = float("inf"), float("nan")
+    special = torch.tensor([big, -big, inf, -inf, nan, 0.0, -0.0, 1.0, -1.0, 3e-5], dtype=dtype)
+    g = torch.Generator().manual_seed(0)
+    x = special[torch.randint(0, len(special), (200, 9), generator=g)]
+    x[:100, :5] = torch.tensor([inf, -inf, big, -big, nan], dtype=dtype)  # each of them, in every row
+    x[100:150] = x[100:150].nan_to_num(0.0)  # rows without NaN take the one-selection path
+    xt = x.to("tpu")
+    for rows in (slice(0, 200), slice(100, 150)):
+        for k in (1, 4, 9):
+            for largest in (True, False):
+                values, indices = torch.topk(xt[rows], k, largest=largest)
+                expected = torch.topk(x[rows], k, largest=largest).values
+                torch.testing.assert_close(values.cpu(), expected, equal_nan=True, atol=0, rtol=0)
+                # Ties may take any of the equal elements (CPU's order among them is unspecified).
+                torch.testing.assert_close(x[rows].gather(1, indices.cpu()), expected, equal_nan=True, atol=0, rtol=0)
+                assert all(len(set(r)) == k for r in indices.cpu().tolist())
+    for k in (1, 5, 9):
+        value, index = torch.kthvalue(xt, k)
+        torch.testing.assert_close(value.cpu(), torch.kthvalue(x, k).values, equal_nan=True, atol=0, rtol=0)
+        torch.testing.assert_close(x.gather(1, index.cpu()[:, None])[:, 0], value.cpu(), equal_nan=True, atol=0, rtol=0)

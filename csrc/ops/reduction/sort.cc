@@ -119,11 +119,82 @@ std::pair<Value, Value> lower_sort(hlo::Builder& b, const Value& x, int64_t dim,
 
 namespace {
 
-// chlo.top_k over f32 keys: XLA selects the k largest without sorting the
-// row (top-50 of 50,257 logits: 1.4 ms where the sort took 326 ms). The
-// key is PyTorch's order as an f32: NaN first (as +inf; a real +inf then
-// takes the largest finite float, only tying with that value), both zeros
-// as +0 so ties fall to the lower index, negated for the smallest.
+// The first k indices of each row of `key` (rows x n, f32) in descending
+// key order, ties by lower index: chlo.top_k, which XLA's CPU compiler runs
+// as a selection for f32 only (top-50 of 50,257 logits: 1.4 ms where a sort
+// took 326 ms; an integer or f64 key sorts).
+Value top_k_indices(hlo::Builder& b, const Value& key, int64_t k) {
+  return b.convert(b.top_k(key, k).second, ElementType::kS64);
+}
+
+// Per row, how many of `n` candidates count (`flags`: rows x n, pred),
+// at most k.
+Value count_rows(hlo::Builder& b, const Value& flags, int64_t k) {
+  Value ones = b.convert(flags, ElementType::kS64);
+  Value count = b.reduce({ones}, {b.constant_splat_int(0, TensorType::scalar(ElementType::kS64))}, {1},
+                         [](hlo::Builder& r, const std::vector<Value>& a) {
+                           return std::vector<Value>{r.add(a[0], a[1])};
+                         })[0];
+  return b.minimum(count, b.constant_splat_int(k, count.type()));
+}
+
+// The indices of topk of `y` (rows x n, f32; the input, negated for the
+// smallest) in PyTorch's order, which counts NaN largest. Without NaN the
+// key is y with both zeros as +0 (so they tie and fall by index). A NaN
+// cannot get a key of its own (f32 inputs use every ordered key already),
+// so rows with NaN merge three selections:
+//   numbers: the top k with NaN keyed -inf; only the entries above -inf
+//     are taken from it (a NaN ties with a real -inf there);
+//   y == -inf: the first k such indices;
+//   NaN: the first k NaN indices;
+// as NaNs, numbers, -infs for the largest, and numbers, -infs, NaNs for the
+// smallest. Only inputs with a NaN pay for the three (a stablehlo.case).
+Value ordered_top_k(hlo::Builder& b, const Value& y, int64_t k, bool largest) {
+  const TensorType t = y.type();
+  const int64_t rows = y.dims()[0];
+  const double inf = std::numeric_limits<double>::infinity();
+  const Value neg_inf = b.constant_splat(-inf, t), zero = b.constant_splat(0, t), one = b.constant_splat(1, t);
+  const Value nan = is_nan(b, y);
+  const Value key = b.select(b.compare(y, zero, "EQ"), zero, y);
+  const TensorType s64(ElementType::kS64, {rows, k});
+  const Value pred_scalar = b.constant_splat_int(0, TensorType::scalar(ElementType::kPred));
+  const Value any_nan = b.reduce({nan}, {pred_scalar}, {0, 1}, [](hlo::Builder& r, const std::vector<Value>& a) {
+    return std::vector<Value>{r.or_(a[0], a[1])};
+  })[0];
+  auto without_nan = [&](hlo::Builder& c, const std::vector<Value>&) {
+    return std::vector<Value>{top_k_indices(c, key, k)};
+  };
+  auto with_nan = [&](hlo::Builder& c, const std::vector<Value>&) {
+    const Value numbers_key = c.select(nan, neg_inf, key);
+    const Value is_neg_inf = c.compare(y, neg_inf, "EQ");
+    const Value numbers = top_k_indices(c, numbers_key, k);
+    const Value neg_infs = top_k_indices(c, c.select(is_neg_inf, one, zero), k);
+    const Value nans = top_k_indices(c, c.select(nan, one, zero), k);
+    const Value n_numbers = count_rows(c, c.compare(numbers_key, neg_inf, "GT"), k);
+    const Value n_neg_infs = count_rows(c, is_neg_inf, k);
+    const Value n_nans = count_rows(c, nan, k);
+    // Position j takes part p's entry j - (sizes of the parts before p).
+    const std::vector<Value> parts = largest ? std::vector<Value>{nans, numbers, neg_infs}
+                                             : std::vector<Value>{numbers, neg_infs, nans};
+    const std::vector<Value> sizes = largest ? std::vector<Value>{n_nans, n_numbers, n_neg_infs}
+                                             : std::vector<Value>{n_numbers, n_neg_infs, n_nans};
+    const Value j = c.iota(s64, 1);
+    Value index = c.constant_splat_int(0, s64);
+    Value before = c.constant_splat_int(0, s64);
+    for (size_t p = 0; p < parts.size(); ++p) {
+      const Value size = c.broadcast_in_dim(sizes[p], {rows, k}, {0});
+      const Value at = c.clamp(c.constant_splat_int(0, s64), c.subtract(j, before), c.constant_splat_int(k - 1, s64));
+      const Value entry = lower_gather(c, parts[p], at, 1).value;
+      const Value here = c.and_(c.compare(j, before, "GE"), c.compare(j, c.add(before, size), "LT"));
+      index = c.select(here, entry, index);
+      before = c.add(before, size);
+    }
+    return std::vector<Value>{index};
+  };
+  return b.case_(b.convert(any_nan, ElementType::kS32), {without_nan, with_nan}, {s64})[0];
+}
+
+// topk of f32 / f16 / bf16 along `dim` without sorting the rows.
 std::pair<Value, Value> top_k_by_key(hlo::Builder& b, const Value& x, int64_t k, int64_t dim, bool largest) {
   const int64_t rank = x.rank();
   std::vector<int64_t> to_last, from_last(rank);
@@ -137,16 +208,9 @@ std::pair<Value, Value> top_k_by_key(hlo::Builder& b, const Value& x, int64_t k,
   const int64_t n = moved.back();
   const int64_t rows = TensorType(x.dtype(), moved).num_elements() / n;
   const Value rows2d = b.reshape(row_major, {rows, n});
-  Value key = convert_to(b, rows2d, ElementType::kF32);
-  const TensorType t = key.type();
-  const Value nan = is_nan(b, key);
-  if (!largest) key = b.negate(key);
-  const double inf = std::numeric_limits<double>::infinity();
-  const double big = std::numeric_limits<float>::max();
-  key = b.select(b.compare(key, b.constant_splat(inf, t), "EQ"), b.constant_splat(big, t), key);
-  key = b.select(b.compare(key, b.constant_splat(0, t), "EQ"), b.constant_splat(0, t), key);
-  key = b.select(nan, b.constant_splat(largest ? inf : -inf, t), key);
-  const Value index = b.convert(b.top_k(key, k).second, ElementType::kS64);
+  Value y = convert_to(b, rows2d, ElementType::kF32);
+  if (!largest) y = b.negate(y);
+  const Value index = ordered_top_k(b, y, k, largest);
   const Value values = lower_gather(b, rows2d, index, 1).value;
   std::vector<int64_t> out = moved;
   out.back() = k;
