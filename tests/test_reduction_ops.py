@@ -93,6 +93,13 @@ def test_sum_dtype_argument():
     assert_same(lambda t: torch.sum(t, 1, dtype=torch.bfloat16), f)
     assert_same(lambda t: torch.mean(t, 1, dtype=torch.float64), f, **tol_for(torch.float64))
     assert_same(lambda t: torch.mean(t, dtype=torch.float32), x)
+    # The input is cast to dtype before it is summed, as PyTorch documents.
+    for values, dtype in (([2049.0, 1.0], torch.float16), ([257.0, 1.0], torch.bfloat16),
+                          ([70000.0, -10000.0], torch.float16), ([1.5, 2.7], torch.int64)):
+        for op in (torch.sum, torch.nansum, torch.prod):
+            assert_same(lambda t: op(t, dtype=dtype), torch.tensor(values), atol=0, rtol=0)
+    big = torch.tensor([2**31 - 1, 2**31 - 1, -2**31, 7], dtype=torch.int32)
+    assert_same(lambda t: torch.sum(t, dtype=torch.float16), big)  # inf + -inf: NaN
 
 
 def test_bf16_accumulates_in_f32():
@@ -280,6 +287,7 @@ def test_logsumexp_special_values():
     x = torch.tensor([[-INF, -INF], [INF, 1.0], [1000.0, 1000.0], [-1000.0, 5.0]])
     assert_same(lambda t: torch.logsumexp(t, 1), x)
     assert_same(lambda t: torch.logsumexp(t, []), x)  # RuntimeError on CPU too
+    assert_same(lambda t: torch.logsumexp(t, [], keepdim=True), x)  # every dim, kept
 
 
 # ---- softmax ------------------------------------------------------------------

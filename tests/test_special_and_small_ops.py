@@ -220,18 +220,26 @@ def test_histc_of_integers_bins_as_cuda():
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-def test_histc_of_16_bit_floats_bins_in_float32_as_cuda(dtype):
-    # In their own type (x - min) * bins overflowed float16 and rounded
-    # bfloat16 positions past the last bin (an index error at the sync).
-    cases = [(torch.tensor([0.0, 700.0, 1000.0]), dict(bins=100, min=0, max=1000)),
+def test_histc_of_16_bit_floats_bins_as_cpu(dtype):
+    # Bounds and positions in the 16-bit type, rounded after each
+    # operation, as CPU and CUDA compute them (float16 0.1 is 0.09998, in
+    # range of min=0.1; 0.1 * 10 rounds to bin 1).
+    cases = [(torch.tensor([0.1, 0.3, 0.7]), dict(bins=7, min=0.1, max=0.7)),
+             (torch.arange(11) / 10, dict(bins=10, min=0, max=1)),
              (torch.tensor([0.0079345703125, 100.0]), dict(bins=257)),
              (torch.tensor([0.5, 0.99]), dict(bins=257, min=0, max=1)),
-             (torch.randn(500), dict(bins=11, min=-2, max=2))]
+             (torch.randn(2000), dict(bins=37, min=-2, max=2)),
+             (torch.randn(2000), dict(bins=1000, min=-2, max=2))]
     for x, kwargs in cases:
         x = x.to(dtype)
         got = torch.histc(to_tpu(x), **kwargs).cpu()
         assert got.dtype == dtype
-        torch.testing.assert_close(got, torch.histc(x.float(), **kwargs).to(dtype))
+        torch.testing.assert_close(got, torch.histc(x, **kwargs), atol=0, rtol=0)
+    # Where (x - min) * bins overflows float16, CPU's position is undefined
+    # (an infinite float cast to an integer); the float32 one stands.
+    x = torch.tensor([0.0, 700.0, 1000.0], dtype=dtype)
+    got = torch.histc(to_tpu(x), bins=100, min=0, max=1000).cpu()
+    torch.testing.assert_close(got, torch.histc(x.float(), bins=100, min=0, max=1000).to(dtype))
 
 
 def test_channel_shuffle_unfold_angle_logspace():

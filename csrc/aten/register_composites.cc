@@ -67,6 +67,8 @@
 #include <ATen/ops/zeros_like.h>
 #include <c10/core/DefaultDtype.h>
 #include <c10/core/ScalarType.h>
+#include <c10/util/BFloat16.h>
+#include <c10/util/Half.h>
 #include <torch/library.h>
 
 #include <algorithm>
@@ -208,16 +210,21 @@ Tensor tpu_histc(const Tensor& self, int64_t bins, const c10::Scalar& min, const
   TORCH_CHECK(std::isnan(lo_v) || std::isnan(hi_v) || lo_v <= hi_v, "torch.histc: max must be larger than min");
   TORCH_CHECK(std::isfinite(lo_v) && std::isfinite(hi_v), "torch.histc: range of [", lo_v, ", ", hi_v,
               "] is not finite");
-  // 16-bit floats compute in float32, as CUDA's kernel does: in their own
-  // type (x - min) * bins overflows float16 and rounds bin positions of
-  // bfloat16 by several bins.
+  // 16-bit floats are compared and counted in float32 (their positions
+  // are computed below as CPU and CUDA compute them).
   const c10::ScalarType compute_type = integral                                    ? at::kLong
                                        : c10::elementSize(self.scalar_type()) < 4 ? at::kFloat
                                                                                    : self.scalar_type();
   const auto compute = self.options().dtype(compute_type);
   Tensor x = self.reshape({-1}).to(compute_type);
-  Tensor lo = integral ? at::scalar_tensor(min.toLong(), compute) : at::scalar_tensor(lo_v, compute);
-  Tensor hi = integral ? at::scalar_tensor(max.toLong(), compute) : at::scalar_tensor(hi_v, compute);
+  // Float bounds take the input's dtype first, as CPU's and CUDA's kernels
+  // read them (0.1 is 0.09998 in float16, so a float16 0.1 is in range).
+  const auto bound = [&](const c10::Scalar& v) {
+    return integral ? at::scalar_tensor(v.toLong(), compute)
+                    : at::scalar_tensor(v.toDouble(), self.options()).to(compute_type);
+  };
+  Tensor lo = bound(min);
+  Tensor hi = bound(max);
   // Integer bounds compare exactly (two beyond 2^53 can be equal doubles).
   if (integral ? min.toLong() == max.toLong() : lo_v == hi_v) {
     if (x.numel() > 0) {
@@ -232,8 +239,25 @@ Tensor tpu_histc(const Tensor& self, int64_t bins, const c10::Scalar& min, const
     lo = at::where(same, lo - 1, lo);
     hi = at::where(same, hi + 1, hi);
   }
-  Tensor pos = integral ? at::div((x - lo) * bins, hi - lo, "trunc")
-                        : ((x - lo) * static_cast<double>(bins) / (hi - lo)).floor().to(at::kLong);
+  Tensor pos;
+  if (integral) {
+    pos = at::div((x - lo) * bins, hi - lo, "trunc");
+  } else {
+    Tensor scaled = (x - lo) * static_cast<double>(bins) / (hi - lo);
+    if (compute_type != self.scalar_type()) {
+      // CPU and CUDA compute the position in the 16-bit type, rounding
+      // after each operation; only where that overflows (their result is
+      // then undefined) does the float32 position stand.
+      // The bin count takes the 16-bit type too (257 is 256 in bfloat16).
+      const double bins16 = self.scalar_type() == at::kHalf
+                                ? static_cast<float>(c10::Half(static_cast<float>(bins)))
+                                : static_cast<float>(c10::BFloat16(static_cast<float>(bins)));
+      const Tensor lo16 = lo.to(self.scalar_type()), hi16 = hi.to(self.scalar_type());
+      const Tensor scaled16 = (self.reshape({-1}) - lo16) * bins16 / (hi16 - lo16);
+      scaled = at::where(at::isfinite(scaled16), scaled16.to(compute_type), scaled);
+    }
+    pos = scaled.floor().to(at::kLong);
+  }
   // A value just below max can round up to bin `bins`: it goes in the
   // last bin, as max itself does (CPU's rule).
   pos = at::clamp_max(pos, bins - 1);

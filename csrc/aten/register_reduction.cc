@@ -533,9 +533,10 @@ std::tuple<at::Tensor, at::Tensor> std_mean(const at::Tensor& self, at::Optional
 
 at::Tensor logsumexp_impl(const at::Tensor& self, at::IntArrayRef dim, bool keepdim, c10::ScalarType dtype,
                           const at::Tensor* out) {
-  // CPU's composite fails (in-place broadcast) for dim=[] on a tensor with dims.
-  TORCH_CHECK(!dim.empty() || self.dim() == 0,
-              "logsumexp(): dim=[] is not supported for a tensor with dimensions (as on CPU)");
+  // CPU's composite reduces every dim for dim=[], and fails (an in-place
+  // broadcast) unless the result keeps them.
+  TORCH_CHECK(!dim.empty() || self.dim() == 0 || keepdim,
+              "logsumexp(): dim=[] without keepdim is not supported for a tensor with dimensions (as on CPU)");
   const ElementType result = to_element_type(dtype, "aten::logsumexp");
   auto dims = reduced_dims(self, dim);
   std::string key = key_of('l', dims, keepdim);

@@ -147,11 +147,13 @@ Value lower_reduce(hlo::Builder& b, const Value& x, ReduceKind kind, const std::
       in = x;
       break;
     case ReduceKind::kNanSum:
-      in = convert_to(b, x, acc);
+      in = convert_to(b, convert_to(b, x, out), acc);
       if (is_floating(acc)) in = b.select(is_nan(b, in), b.constant_splat_int(0, in.type()), in);
       break;
     default:
-      in = convert_to(b, x, acc);
+      // The input is cast to the result's dtype first, as PyTorch documents
+      // for `dtype=` (sum(dtype=float16) of 70000 is inf), then accumulated wider.
+      in = convert_to(b, convert_to(b, x, out), acc);
       break;
   }
   Value r = convert_to(b, reduce_dims(b, in, kind, dims), out);
