@@ -201,3 +201,45 @@ def test_casts_of_double_and_wide_integers_to_16_bit_floats_round_through_float(
     for t in (x, n, n.int()):
         for dtype in (torch.float16, torch.bfloat16):
             assert torch.equal(t.to("tpu").to(dtype).cpu(), t.to(dtype))
+
+
+# ---- special functions at the ends of the float range -------------------------------------------
+
+
+def close(fn, values, dtype=torch.float32, rtol=2e-6):
+    x = torch.tensor(values, dtype=dtype)
+    torch.testing.assert_close(fn(x.to(TPU)).cpu(), fn(x), rtol=rtol, atol=0, equal_nan=True)
+
+
+def test_bessel_functions_near_zero_and_at_the_largest_floats():
+    big, tiny = torch.finfo(torch.float32).max, torch.finfo(torch.float32).tiny
+    special = torch.special
+    # J1 is odd: no residue of the quadrature's cos weights at 0 (it was 1.7e-8).
+    close(special.bessel_j1, [0.0, 1e-10, 1e-5, 1e-3, -1e-3], rtol=3e-6)
+    close(special.bessel_j1, [0.0, 1e-10, 1e-5, 1e-3], torch.float64, rtol=1e-13)
+    # 2 pi x and (pi / 2) / x overflowed or were flushed to zero near the largest float.
+    close(torch.i0, [6e37, big])
+    close(special.i0e, [big, 1e30])
+    close(special.i0e, [1.7e308], torch.float64)
+    close(special.scaled_modified_bessel_k0, [big, 1e30])
+    close(special.scaled_modified_bessel_k1, [big, 1e30])
+    # x / 2 of the smallest normal float was flushed to zero inside log(x / 2).
+    close(special.bessel_y0, [tiny, 1e-30])
+    close(special.bessel_y1, [tiny, 1e-30])
+    close(special.modified_bessel_k0, [tiny, 1e-30])
+    close(special.bessel_y0, [2.2250738585072014e-308], torch.float64, rtol=1e-13)
+
+
+def test_float64_lgamma_near_its_zeros():
+    close(torch.lgamma, [1 + 1e-10, 2 + 1e-10, 1 - 2**-53, 0.8, 1.2, 1.76, 2.24], torch.float64, rtol=1e-14)
+
+
+def test_zeta_of_large_s_and_large_q():
+    zeta = torch.special.zeta
+    cases = [([1e4, 1e7, 3e38], [1.0, 1.0, 1.0]), ([1e4, 1e6], [2.0, 0.5]), ([2.0, 1.5, 10.0], [1e20, 1e30, 1e4])]
+    for dtype in (torch.float32, torch.float64):
+        for s, q in cases:
+            s, q = torch.tensor(s, dtype=dtype), torch.tensor(q, dtype=dtype)
+            torch.testing.assert_close(zeta(s.to(TPU), q.to(TPU)).cpu(), zeta(s, q), rtol=1e-5, atol=0)
+    s, q = torch.tensor([9e15, 1e300], dtype=torch.float64), torch.ones(2, dtype=torch.float64)
+    torch.testing.assert_close(zeta(s.to(TPU), q.to(TPU)).cpu(), zeta(s, q), rtol=0, atol=0)

@@ -172,6 +172,31 @@ hlo::Value compute(hlo::Builder& b, BinaryMathOp op, const hlo::Value& x, const 
       const hlo::Value infinite_s = b.compare(x, k(INFINITY), "EQ");
       const hlo::Value pole = b.and_(b.compare(y, k(0), "LE"), b.compare(y, b.floor(y), "EQ"));
       hlo::Value r = b.binary("chlo.zeta", x, y);
+      // chlo.zeta gives NaN once q^-s over- or underflows (s = 1e4 in
+      // float32) and 0 once its terms underflow though the sum does not
+      // (q = 1e20, s = 2: 1e-20). There the Euler-Maclaurin sum with four
+      // explicit terms stands: a large s leaves the first terms, a large q
+      // the integral term q^(1 - s) / (s - 1). It is summed relative to
+      // q^(1 - s), so that terms which would be subnormal (flushed to zero)
+      // still count: (q + i)^-s = q^(1 - s) (1 + i / q)^-s / q.
+      const hlo::Value finite = b.and_(b.is_finite(x), b.is_finite(y));
+      const hlo::Value defined = b.and_(finite, b.and_(b.compare(x, k(1), "GT"), b.compare(y, k(0), "GT")));
+      const hlo::Value s = b.select(defined, x, k(2)), q = b.select(defined, y, k(1));
+      const hlo::Value minus_s = b.negate(s), inv_q = b.divide(k(1), q);
+      hlo::Value sum = k(0);
+      constexpr int kTerms = 4;
+      for (int i = 0; i < kTerms; ++i) {
+        sum = b.add(sum, b.multiply(inv_q, b.power(b.add(k(1), b.multiply(k(i), inv_q)), minus_s)));
+      }
+      const hlo::Value qn = b.add(q, k(kTerms));
+      const hlo::Value u = b.divide(qn, q);
+      const hlo::Value u_s = b.power(u, minus_s);
+      sum = b.add(sum, b.divide(b.power(u, b.subtract(k(1), s)), b.subtract(s, k(1))));
+      sum = b.add(sum, b.multiply(b.multiply(inv_q, u_s), k(0.5)));
+      sum = b.add(sum, b.divide(b.multiply(s, u_s), b.multiply(b.multiply(q, qn), k(12))));
+      sum = b.multiply(sum, b.power(q, b.subtract(k(1), s)));
+      const hlo::Value chlo_failed = b.or_(b.compare(r, r, "NE"), b.compare(r, k(0), "EQ"));
+      r = b.select(b.and_(defined, chlo_failed), sum, r);
       r = b.select(b.and_(infinite_s, b.compare(y, k(1), "LT")), k(INFINITY), r);
       r = b.select(b.and_(infinite_s, b.compare(y, k(1), "EQ")), k(1), r);
       r = b.select(pole, k(INFINITY), r);

@@ -60,7 +60,8 @@ hlo::Value bessel_i0(hlo::Builder& b, const hlo::Value& x, bool scaled) {
     const double odd = 2.0 * j - 1.0;
     sum = b.add(k(b, 1, xl), b.multiply(sum, b.multiply(inv8x, k(b, odd * odd / j, xl))));
   }
-  hlo::Value asymptotic = b.multiply(sum, b.rsqrt(b.multiply(xl, k(b, 2 * kPi, xl))));
+  // 1 / sqrt(2 pi) apart: 2 pi x overflows for x beyond max / 2 pi.
+  hlo::Value asymptotic = b.multiply(b.multiply(sum, b.rsqrt(xl)), k(b, 1 / std::sqrt(2 * kPi), xl));
   // exp(x) overflows where CPU's exp(x) does, and inf gives NaN, as there
   if (!scaled) asymptotic = b.multiply(b.exponential(xl), asymptotic);
   hlo::Value r = b.select(small, series, asymptotic);
@@ -91,7 +92,7 @@ double zeta_of_integer(int s) {
 // approximation (chlo.lgamma) leaves an absolute error of about 5e-7 in
 // float32 (lgamma(1) was 4.8e-7, biasing Poisson log-likelihoods).
 hlo::Value lgamma_1p_series(hlo::Builder& b, const hlo::Value& z) {
-  constexpr int kOrder = 30;  // 0.5^31 / 31: below float32's resolution
+  constexpr int kOrder = 30;  // 0.5^31 / 31: below float32's resolution; 0.25^31 / 31 below float64's
   constexpr double kEulerGamma = 0.57721566490153286061;
   hlo::Value series = k(b, (kOrder % 2 ? -1.0 : 1.0) * zeta_of_integer(kOrder) / kOrder, z);
   for (int i = kOrder - 1; i >= 2; --i) {
@@ -125,6 +126,19 @@ hlo::Value lgamma(hlo::Builder& b, const hlo::Value& x) {
                                   b.log(b.select(near_three, b.subtract(x, k(b, 1, x)), k(b, 1, x))));
     r = b.select(near_one, lgamma_1p_series(b, z1), b.select(near_two, from_two, b.select(near_three, from_three, r)));
     r = b.select(b.and_(near_zero, b.compare(x, k(b, 0, x), "GT")), from_zero, r);
+  } else if (x.dtype() == ElementType::kF64) {
+    // Near the zeros at 1 and 2, chlo.lgamma's absolute error (about 1e-16)
+    // is large relative to the result (lgamma(1 + 1e-10) was 4e-6 off):
+    // there the series, whose 30 terms reach double precision for
+    // |z| <= 1/4.
+    auto near = [&](double centre) {
+      return b.and_(b.compare(x, k(b, centre - 0.25, x), "GE"), b.compare(x, k(b, centre + 0.25, x), "LT"));
+    };
+    hlo::Value near_one = near(1), near_two = near(2);
+    hlo::Value z1 = b.select(near_one, b.subtract(x, k(b, 1, x)), k(b, 0, x));
+    hlo::Value z2 = b.select(near_two, b.subtract(x, k(b, 2, x)), k(b, 0, x));
+    hlo::Value from_two = b.add(lgamma_1p_series(b, z2), b.log_plus_one(z2));
+    r = b.select(near_one, lgamma_1p_series(b, z1), b.select(near_two, from_two, r));
   }
   hlo::Value pole = b.and_(b.compare(x, k(b, 0, x), "LE"), is_integral(b, x));
   hlo::Value inf = b.compare(b.abs(x), k(b, INFINITY, x), "EQ");
@@ -297,12 +311,14 @@ hlo::Value modified_bessel_k(hlo::Builder& b, const hlo::Value& x, int nu, bool 
     const double odd = 2.0 * j - 1.0;
     series = b.add(k(b, 1, xl), b.multiply(series, b.multiply(inv8x, k(b, (mu - odd * odd) / j, xl))));
   }
-  hlo::Value asymptotic = b.multiply(series, b.sqrt(b.divide(k(b, kPi / 2, xl), xl)));
+  // sqrt(pi / 2) apart: (pi / 2) / x is subnormal, so flushed to 0, for x near the largest float.
+  hlo::Value asymptotic = b.multiply(b.multiply(series, b.rsqrt(xl)), k(b, std::sqrt(kPi / 2), xl));
   hlo::Value r = b.select(mid, integral, asymptotic);
   // Unscaled: exp(-x) times the above (0 once it underflows, as on CPU).
   if (!scaled) r = b.multiply(r, b.exponential(b.negate(x)));
   hlo::Value xs = b.select(b.compare(x, k(b, 1e-6, x), "LT"), x, k(b, 1, x));
-  hlo::Value tiny = nu == 0 ? b.negate(b.add(b.log(b.multiply(xs, k(b, 0.5, xs))), k(b, euler_gamma, xs)))
+  // log(x) - log(2): x / 2 of the smallest normal float is subnormal (flushed to 0).
+  hlo::Value tiny = nu == 0 ? b.negate(b.add(b.log(xs), k(b, euler_gamma - std::log(2.0), xs)))
                             : b.divide(k(b, 1, xs), xs);
   if (scaled) tiny = b.multiply(tiny, b.exponential(xs));
   r = b.select(b.compare(x, k(b, 1e-6, x), "LT"), tiny, r);
@@ -338,9 +354,15 @@ class BesselQuadrature {
       const double t = 2 * kPi * i / kPoints;
       const double weight = (i == 0 || i == kPoints / 2 ? 1.0 : 2.0) / kPoints;
       double a = 0, c = 0;
+      // J_m of even m has no sin part and of odd m no cos part (the
+      // integrand's symmetry about pi / 2): their weights sum to zero only
+      // in exact arithmetic, and left in they gave J1(0) = 1.7e-8.
       for (int m = 0; m <= max_order; ++m) {
-        a += coefficient(m) * std::cos(m * t);
-        c += coefficient(m) * std::sin(m * t);
+        if (m % 2 == 0) {
+          a += coefficient(m) * std::cos(m * t);
+        } else {
+          c += coefficient(m) * std::sin(m * t);
+        }
       }
       sum = b_.add(sum, b_.add(b_.multiply(cos_[i], k(b_, weight * a, x_)), b_.multiply(sin_[i], k(b_, weight * c, x_))));
     }
@@ -381,7 +403,8 @@ HankelParts hankel(hlo::Builder& b, const hlo::Value& x, int n) {
   const double r = 1 / std::sqrt(2.0);
   hlo::Value cos_chi = b.multiply(n == 0 ? b.add(c, s) : b.subtract(s, c), k(b, r, x));
   hlo::Value sin_chi = b.multiply(n == 0 ? b.subtract(s, c) : b.negate(b.add(s, c)), k(b, r, x));
-  return {b.sqrt(b.divide(k(b, 2 / kPi, x), x)), p, q, cos_chi, sin_chi};
+  // sqrt(2 / pi) apart: (2 / pi) / x is subnormal (flushed to 0) near the largest float.
+  return {b.multiply(b.rsqrt(x), k(b, std::sqrt(2 / kPi), x)), p, q, cos_chi, sin_chi};
 }
 
 // Below this the quadrature, above it Hankel's expansion (its smallest term
@@ -417,7 +440,8 @@ hlo::Value bessel_y(hlo::Builder& b, const hlo::Value& x, int n) {
   hlo::Value small = b.compare(x, k(b, kBesselSwitch, x), "LE");
   hlo::Value xs = b.select(b.and_(small, b.compare(x, k(b, 0, x), "GT")), x, k(b, 1, x));
   const BesselQuadrature quadrature(b, xs);
-  hlo::Value log_term = b.add(b.log(b.multiply(xs, k(b, 0.5, xs))), k(b, kEulerGamma, xs));
+  // log(x / 2) + gamma as log(x) + (gamma - log 2): x / 2 of the smallest normal float is flushed to 0.
+  hlo::Value log_term = b.add(b.log(xs), k(b, kEulerGamma - std::log(2.0), xs));
   hlo::Value series;
   if (n == 0) {
     hlo::Value neumann = quadrature.combination(
