@@ -415,8 +415,10 @@ PowScalarCall pow_scalar_call(const at::Tensor& self, const c10::Scalar& exponen
     p.special = e;
     p.call.attributes.append(std::to_string(e));
   } else {
-    // The CPU kernel first converts the exponent to the result dtype: with an
-    // overflow check for integers, rounding (to inf at worst) for floats.
+    // The exponent is converted to the result dtype first, as CUDA's kernel
+    // converts it: with an overflow check for integers, rounding (to inf at
+    // worst) for floats. CPU keeps a float32 or bfloat16 tensor's exponent in
+    // double (docs/status.md: pow(-1., 16777217.) is 1 here, -1 there).
     const ScalarType t = pow_scalar_type(p.result);
     p.call.scalars.push_back(
         {to_element_type(t, "aten::pow"), c10::isFloatingType(t) ? cast_scalar(exponent, t) : exponent});
