@@ -411,3 +411,26 @@ def test_grid_sample_bf16_and_errors():
     assert_same(lambda x, g: F.grid_sample(x, g, align_corners=False), make((2, 3, 9, 7)), make((3, 5, 4, 2)))
     assert_same(lambda x, g: F.grid_sample(x, g, align_corners=False), make((2, 3, 9, 7)), make((2, 5, 4, 3)))
     assert_same(lambda x, g: F.grid_sample(x, g, align_corners=False), make((2, 3, 9, 7)), grid)  # dtypes differ
+
+
+def test_adaptive_average_pooling_and_antialiasing_keep_infinities_in_their_windows():
+    # Window sums by a 0/1 matrix multiplied an inf by every other output's 0.
+    inf, nan = float("inf"), float("nan")
+    x = torch.tensor([[[inf, 1.0, 2.0, 3.0, 4.0]]])
+    mixed = torch.tensor([[[1.0, nan, 2.0, -inf, 4.0, inf, 5.0] * 3]])
+    image = torch.randn(2, 3, 10, 11)
+    image[0, 0, 3, 4], image[1, 2, 7, 7] = inf, -inf
+    cases = [(lambda t: F.adaptive_avg_pool1d(t, 3), x), (lambda t: F.interpolate(t, size=3, mode="area"), x),
+             (lambda t: F.adaptive_avg_pool1d(t, 7), mixed), (lambda t: F.adaptive_avg_pool2d(t, (4, 3)), image),
+             (lambda t: F.interpolate(t[:, :, :1], size=(1, 3), mode="bilinear", antialias=True), image),
+             (lambda t: F.interpolate(t[:, :, :1], size=(1, 4), mode="bicubic", antialias=True), image)]
+    for fn, t in cases:
+        torch.testing.assert_close(fn(t.to("tpu")).cpu(), fn(t), equal_nan=True)
+    grad = torch.randn(1, 1, 3)
+    grad[0, 0, 1] = inf
+    for device in ("cpu", "tpu"):
+        t = torch.randn(1, 1, 5, generator=torch.Generator().manual_seed(0)).to(device).requires_grad_()
+        F.adaptive_avg_pool1d(t, 3).backward(grad.to(device))
+        if device == "cpu":
+            expected = t.grad
+    torch.testing.assert_close(t.grad.cpu(), expected, equal_nan=True)

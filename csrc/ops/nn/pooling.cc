@@ -188,15 +188,59 @@ std::pair<std::vector<int64_t>, std::vector<double>> window_tap(const AdaptiveAx
   return {idx, inside};
 }
 
+// Whether tap k of each output is inside its window (window_tap's 1 / 0),
+// broadcast to `dims` along `axis`.
+Value in_window(hlo::Builder& b, const std::vector<double>& inside, const std::vector<int64_t>& dims, int64_t axis) {
+  const Value v = axis::float_vector(b, inside, ElementType::kF32);
+  return axis::along(b, b.compare(v, b.constant_splat(0, v.type()), "NE"), dims, axis);
+}
+
+// x's sums over the windows of a 0/1 matrix `m` ([out, in]; `transposed`:
+// applied as its transpose) along `axis`, with IEEE sums where a window
+// holds inf or NaN: a matrix product multiplies every element by every
+// output's 0 or 1, and inf * 0 gave NaN to outputs whose windows miss it.
+// Inputs with a non-finite element take a second product counting +inf,
+// -inf and NaN per window (a stablehlo.case keeps the others at one).
+Value window_matrix_sums(hlo::Builder& b, const Value& x, int64_t axis, const Value& m, bool transposed) {
+  const TensorType t = x.type();
+  const Value plain = axis::apply_matrix(b, x, axis, m, transposed);
+  if (!is_floating(x.dtype())) return plain;
+  const Value finite = b.is_finite(x);
+  std::vector<int64_t> all(static_cast<size_t>(x.rank()));
+  for (int64_t i = 0; i < x.rank(); ++i) all[static_cast<size_t>(i)] = i;
+  const Value any_non_finite = b.reduce({b.not_(finite)}, {b.constant_splat_int(0, TensorType::scalar(ElementType::kPred))},
+                                        all, [](hlo::Builder& r, const std::vector<Value>& a) {
+                                          return std::vector<Value>{r.or_(a[0], a[1])};
+                                        })[0];
+  auto exact = [&](hlo::Builder& c, const std::vector<Value>&) {
+    const Value zero = c.constant_splat(0, t), one = c.constant_splat(1, t);
+    const double inf = std::numeric_limits<double>::infinity();
+    const Value sum = axis::apply_matrix(c, c.select(finite, x, zero), axis, m, transposed);
+    auto count = [&](const Value& flags) { return axis::apply_matrix(c, c.select(flags, one, zero), axis, m, transposed); };
+    const Value pos = count(c.compare(x, c.constant_splat(inf, t), "EQ"));
+    const Value neg = count(c.compare(x, c.constant_splat(-inf, t), "EQ"));
+    const Value nan = count(c.compare(x, x, "NE"));
+    const Value rzero = c.constant_splat(0, sum.type());
+    const Value has_pos = c.compare(pos, rzero, "GT"), has_neg = c.compare(neg, rzero, "GT");
+    Value r = c.select(has_pos, c.constant_splat(inf, sum.type()), sum);
+    r = c.select(has_neg, c.constant_splat(-inf, sum.type()), r);
+    const Value undefined = c.or_(c.compare(nan, rzero, "GT"), c.and_(has_pos, has_neg));
+    return std::vector<Value>{c.select(undefined, c.constant_splat(std::numeric_limits<double>::quiet_NaN(), sum.type()), r)};
+  };
+  auto fast = [&](hlo::Builder&, const std::vector<Value>&) { return std::vector<Value>{plain}; };
+  return b.case_(b.convert(any_non_finite, ElementType::kS32), {fast, exact}, {plain.type()})[0];
+}
+
 // y[.., o, ..] = sum over the window of o of x[.., i, ..] along `axis`.
 Value window_sums(hlo::Builder& b, const Value& x, int64_t axis_dim, const AdaptiveAxis& a, int64_t in) {
-  if (!sum_by_taps(a, in)) return axis::apply_matrix(b, x, axis_dim, window_indicator(b, a, in, x.dtype()), false);
+  if (!sum_by_taps(a, in)) return window_matrix_sums(b, x, axis_dim, window_indicator(b, a, in, x.dtype()), false);
   std::optional<Value> sum;
   for (int64_t k = 0; k < a.max_len; ++k) {
     auto [idx, inside] = window_tap(a, k);
     Value picked = axis::take(b, x, axis_dim, idx);
-    Value term = b.multiply(picked, axis::along(b, convert_to(b, axis::float_vector(b, inside, ElementType::kF32), x.dtype()),
-                                                picked.dims(), axis_dim));
+    // A select, not a multiply by 0: the tap past a window's end repeats
+    // its last element, which may be inf.
+    Value term = b.select(in_window(b, inside, picked.dims(), axis_dim), picked, b.constant_splat(0, picked.type()));
     sum = sum ? b.add(*sum, term) : term;
   }
   return *sum;
@@ -204,12 +248,11 @@ Value window_sums(hlo::Builder& b, const Value& x, int64_t axis_dim, const Adapt
 
 // The transpose of window_sums: each output's gradient to every input of its window.
 Value window_sums_backward(hlo::Builder& b, const Value& g, int64_t axis_dim, const AdaptiveAxis& a, int64_t in) {
-  if (!sum_by_taps(a, in)) return axis::apply_matrix(b, g, axis_dim, window_indicator(b, a, in, g.dtype()), true);
+  if (!sum_by_taps(a, in)) return window_matrix_sums(b, g, axis_dim, window_indicator(b, a, in, g.dtype()), true);
   std::optional<Value> sum;
   for (int64_t k = 0; k < a.max_len; ++k) {
     auto [idx, inside] = window_tap(a, k);
-    Value term = b.multiply(g, axis::along(b, convert_to(b, axis::float_vector(b, inside, ElementType::kF32), g.dtype()),
-                                           g.dims(), axis_dim));
+    Value term = b.select(in_window(b, inside, g.dims(), axis_dim), g, b.constant_splat(0, g.type()));
     Value back = axis::scatter_add(b, term, axis_dim, idx, in);
     sum = sum ? b.add(*sum, back) : back;
   }

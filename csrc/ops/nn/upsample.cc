@@ -197,10 +197,18 @@ Value lower_upsample(hlo::Builder& b, const Value& x, UpsampleMode mode, bool al
       y = axis::take(b, y, axis_dim, taps.idx[0]);
       continue;
     }
+    const bool antialias = mode == UpsampleMode::kLinearAntialias || mode == UpsampleMode::kCubicAntialias;
     std::optional<Value> sum;
     for (size_t t = 0; t < taps.idx.size(); ++t) {
       Value picked = axis::take(b, y, axis_dim, taps.idx[t]);
-      Value term = b.multiply(picked, axis::along(b, weights(b, taps.w[t], mode, x.dtype(), acc), picked.dims(), axis_dim));
+      const Value w = weights(b, taps.w[t], mode, x.dtype(), acc);
+      Value term = b.multiply(picked, axis::along(b, w, picked.dims(), axis_dim));
+      if (antialias) {
+        // Outputs with a narrower support than the widest have zero-weight
+        // taps that CPU never reads: an inf there must not give inf * 0.
+        const Value used = b.compare(w, b.constant_splat(0, w.type()), "NE");
+        term = b.select(axis::along(b, used, picked.dims(), axis_dim), term, b.constant_splat(0, term.type()));
+      }
       sum = sum ? b.add(*sum, term) : term;
     }
     y = *sum;
