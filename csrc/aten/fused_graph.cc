@@ -115,7 +115,7 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
   void materialize() override { run(MaterializeReason::kRead); }
 
   void run(MaterializeReason reason) {
-    std::lock_guard<std::recursive_mutex> lock(runtime::values_mutex());
+    runtime::ValuesLock lock;
     if (ran_) {
       TORCH_CHECK(error_.empty(), error_);
       return;
@@ -187,7 +187,7 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
     graph.aliases = std::move(aliases_);
     auto self = shared_from_this();
     graph.text = [self] {
-      std::lock_guard<std::recursive_mutex> lock(runtime::values_mutex());
+      runtime::ValuesLock lock;
       return self->text(self->live_values_);
     };
     graph_observer()(std::move(graph));
@@ -365,7 +365,7 @@ const char* materialize_reason_name(MaterializeReason reason) {
 
 std::vector<DeviceBufferPtr> record_op(int device, const char* op, const std::string& op_key,
                                        const EmitOp& emit, const std::function<std::string()>& describe) {
-  std::lock_guard<std::recursive_mutex> lock(runtime::values_mutex());
+  runtime::ValuesLock lock;
   std::shared_ptr<DeferredGraph>& slot = open_graph(device);
   if (slot && slot->size() >= max_ops()) {
     std::shared_ptr<DeferredGraph> full = slot;
@@ -379,7 +379,7 @@ std::vector<DeviceBufferPtr> record_op(int device, const char* op, const std::st
 }
 
 void note_overwrite(int device, const DeviceBufferPtr& old, const DeviceBufferPtr& now) {
-  std::lock_guard<std::recursive_mutex> lock(runtime::values_mutex());
+  runtime::ValuesLock lock;
   std::shared_ptr<DeferredGraph> graph = open_graph(device);
   if (graph && now->source().get() == graph.get()) graph->overwrite(old, now);
 }
@@ -387,12 +387,12 @@ void note_overwrite(int device, const DeviceBufferPtr& old, const DeviceBufferPt
 int64_t graphs_run_total() { return runs_total.load(); }
 
 void set_graph_observer(GraphObserver observer) {
-  std::lock_guard<std::recursive_mutex> lock(runtime::values_mutex());
+  runtime::ValuesLock lock;
   graph_observer() = std::move(observer);
 }
 
 void materialize_all(MaterializeReason reason) {
-  std::lock_guard<std::recursive_mutex> lock(runtime::values_mutex());
+  runtime::ValuesLock lock;
   std::vector<std::shared_ptr<DeferredGraph>> pending;
   for (int device = 0; device < runtime::kMaxDevices; ++device) {
     if (std::shared_ptr<DeferredGraph> graph = open_graph(device)) pending.push_back(std::move(graph));
@@ -420,22 +420,22 @@ void synchronize_device(int device) {
 }
 
 std::string last_graph_text() {
-  std::lock_guard<std::recursive_mutex> lock(runtime::values_mutex());
+  runtime::ValuesLock lock;
   return last_graph() ? last_graph()->last_text() : std::string();
 }
 
 FusedStats fused_stats() {
-  std::lock_guard<std::recursive_mutex> lock(runtime::values_mutex());
+  runtime::ValuesLock lock;
   return stats();
 }
 
 void count_graph_replayed() {
-  std::lock_guard<std::recursive_mutex> lock(runtime::values_mutex());
+  runtime::ValuesLock lock;
   stats().graphs_replayed++;
 }
 
 void reset_fused_stats() {
-  std::lock_guard<std::recursive_mutex> lock(runtime::values_mutex());
+  runtime::ValuesLock lock;
   stats() = FusedStats();
 }
 

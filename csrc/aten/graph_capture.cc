@@ -505,7 +505,7 @@ ReplayPlan::ReplayPlan(std::shared_ptr<const CapturedGraph> graph) : graph_(std:
 
 std::optional<std::vector<at::Tensor>> ReplayPlan::replay(const std::vector<at::Tensor>& inputs) const {
   // Reads, donates and replaces its inputs' values as an op does.
-  std::lock_guard<std::recursive_mutex> lock(runtime::values_mutex());
+  runtime::ValuesLock lock;
   const Captured& g = *graph_;
   const size_t n = inputs.size();
   if (n != g.inputs.size()) return std::nullopt;

@@ -8,6 +8,8 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "runtime/storage_value.h"
+
 namespace torch_tpu::aten::memory_history {
 
 namespace {
@@ -91,26 +93,68 @@ class Recorder {
     std::lock_guard<std::mutex> lock(mutex_);
     State state;
     state.blocks.reserve(live_.size());
-    for (const auto& [address, block] : live_) state.blocks.push_back(block);
+    // Copies of the boxes: a box awaiting its stack is filled under mutex_.
+    auto copy = [](const Stack& stack) { return stack ? std::make_shared<StackBox>(*stack) : nullptr; };
+    for (const auto& [address, block] : live_) {
+      state.blocks.push_back(block);
+      state.blocks.back().stack = copy(block.stack);
+    }
     std::sort(state.blocks.begin(), state.blocks.end(),
               [](const Block& a, const Block& b) { return a.address < b.address; });
     state.trace.assign(trace_.begin(), trace_.end());
+    for (Event& e : state.trace) e.stack = copy(e.stack);
     return state;
   }
 
  private:
-  // Python frames take the GIL (ops run with it released), as CUDA's
-  // allocator takes it to record a stack. Runtime locks may be held here
-  // (an op's buffers are made under values_mutex()), so no code may hold
-  // the GIL while it waits for those locks: the bindings that take them
-  // release the GIL first. Threads without a Python thread state
-  // (autograd's device threads) give C++ frames only.
+  // An allocation's stack. Python frames take the GIL (ops run with it
+  // released), as CUDA's allocator takes it to record a stack. A thread
+  // that holds the values lock must not wait for the GIL: a thread holding
+  // the GIL may be waiting for the lock (PyTorch runs `t[0] = 1.5` with the
+  // GIL held). Such a thread's buffers share a box that
+  // on_values_lock_released() fills once the lock is released; the
+  // thread's Python frames are unchanged until then (it is still in the
+  // op), and its C++ frames are taken there too. Threads without a Python
+  // thread state (autograd's device threads) give C++ frames only.
   static Stack gather(bool cpp_frames) {
+    if (runtime::ValuesLock::held_by_this_thread() && !gil_held()) {
+      if (!awaiting_release()) awaiting_release() = std::make_shared<StackBox>();
+      awaiting_cpp_frames() = awaiting_cpp_frames() || cpp_frames;
+      return awaiting_release();
+    }
+    auto box = std::make_shared<StackBox>();
+    box->traceback = traceback_now(cpp_frames);
+    return box;
+  }
+
+ public:
+  static std::shared_ptr<torch::CapturedTraceback> traceback_now(bool cpp_frames) {
     const bool python = Py_IsInitialized() && !_Py_IsFinalizing();
     if (!python && !cpp_frames) return nullptr;
     return torch::CapturedTraceback::gather(python, /*script=*/false, cpp_frames);
   }
+  static bool gil_held() { return Py_IsInitialized() && PyGILState_Check(); }
+  static Stack& awaiting_release() {
+    thread_local Stack box;
+    return box;
+  }
+  static bool& awaiting_cpp_frames() {
+    thread_local bool cpp = false;
+    return cpp;
+  }
+  // Fills the box of this thread's buffers made under the values lock.
+  void fill_awaiting() {
+    Stack box = std::move(awaiting_release());
+    awaiting_release() = nullptr;
+    const bool cpp = awaiting_cpp_frames();
+    awaiting_cpp_frames() = false;
+    if (!box) return;
+    auto traceback = traceback_now(cpp);
+    std::lock_guard<std::mutex> lock(mutex_);
+    box->traceback = std::move(traceback);
+  }
 
+ private:
   void record(Action action, uintptr_t address, int device, int64_t bytes, int64_t device_free, Stack stack) {
     if (!settings_.trace || skipped_[static_cast<int>(action)] || settings_.max_entries == 0) return;
     if (trace_.size() == settings_.max_entries) trace_.pop_front();
@@ -140,6 +184,10 @@ void configure(const Settings& settings, bool clear_trace) { recorder().configur
 void on_buffer(const void* id, int64_t bytes, int device) { recorder().on_buffer(id, bytes, device); }
 
 void on_pending(const void* id, bool made) { recorder().on_pending(id, made); }
+
+void on_values_lock_released() {
+  if (Recorder::awaiting_release()) recorder().fill_awaiting();
+}
 
 void on_out_of_memory(int device, int64_t bytes, int64_t device_free) {
   recorder().on_out_of_memory(device, bytes, device_free);

@@ -47,7 +47,17 @@ void on_pending(const void* id, bool made);
 // error; `device_free` is what the device had free.
 void on_out_of_memory(int device, int64_t bytes, int64_t device_free);
 
-using Stack = std::shared_ptr<torch::CapturedTraceback>;
+// Called when a thread's outermost hold of the runtime's values lock ends
+// (runtime::ValuesLock): the stack of buffers made under it is taken here.
+void on_values_lock_released();
+
+// The stack of an allocation. Buffers made under the values lock by a
+// thread without the GIL share one box, filled when the lock is released
+// (taking the GIL under the lock could deadlock).
+struct StackBox {
+  std::shared_ptr<torch::CapturedTraceback> traceback;  // null: none (yet)
+};
+using Stack = std::shared_ptr<StackBox>;
 
 struct Block {
   uintptr_t address;

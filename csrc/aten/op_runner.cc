@@ -536,7 +536,7 @@ at::Tensor tensor_from_value(DeviceBufferPtr value, c10::Device device) {
 }
 
 std::vector<at::Tensor> run_op(const OpCall& call, const LoweringBody& body) {
-  std::lock_guard<std::recursive_mutex> lock(runtime::values_mutex());
+  runtime::ValuesLock lock;
   Prepared p = prepare(call);
   std::vector<at::Tensor> out;
   for (auto& value : run_or_defer(call, p, 0, body)) {
@@ -561,7 +561,7 @@ bool share_a_storage(c10::ArrayRef<at::Tensor> dsts) {
 std::vector<at::Tensor> run_op_into(const OpCall& call, const LoweringBody& body,
                                     c10::ArrayRef<at::Tensor> dsts) {
   // From reading the destinations' values to putting the results in place.
-  std::lock_guard<std::recursive_mutex> lock(runtime::values_mutex());
+  runtime::ValuesLock lock;
   for (const at::Tensor& dst : dsts) at::assert_no_internal_overlap(dst);
   const size_t n = dsts.size();
   if (share_a_storage(dsts)) {

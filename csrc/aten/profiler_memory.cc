@@ -11,6 +11,7 @@
 
 #include "aten/memory_history.h"
 #include "runtime/device_buffer.h"
+#include "runtime/storage_value.h"
 
 namespace torch_tpu::aten {
 
@@ -33,6 +34,7 @@ struct RegisterObserver {
   RegisterObserver() {
     runtime::set_memory_observer(&observe_buffer);
     runtime::set_pending_observer(&memory_history::on_pending);
+    runtime::ValuesLock::set_release_observer(&memory_history::on_values_lock_released);
   }
 };
 RegisterObserver register_observer;

@@ -49,7 +49,11 @@ void configure(bool trace, const std::optional<std::string>& context, bool cpp_f
   settings.context = parse_context(context);
   settings.cpp_frames = cpp_frames;
   settings.max_entries = max_entries;
-  for (const std::string& name : skip_actions) settings.skip.push_back(parse_action(name));
+  for (const std::string& name : skip_actions) {
+    // CUDA's caching-allocator actions: tpu never records them.
+    if (name == "segment_alloc" || name == "segment_free" || name == "snapshot") continue;
+    settings.skip.push_back(parse_action(name));
+  }
   mh::configure(settings, clear_trace);
 }
 
@@ -58,8 +62,9 @@ void configure(bool trace, const std::optional<std::string>& context, bool cpp_f
 py::dict snapshot(int device_count) {
   mh::State state = mh::snapshot();
   std::vector<torch::CapturedTraceback*> stacks;
+  auto has_frames = [](const mh::Stack& stack) { return stack && stack->traceback; };
   auto add = [&](const mh::Stack& stack) {
-    if (stack) stacks.push_back(stack.get());
+    if (has_frames(stack)) stacks.push_back(stack->traceback.get());
   };
   for (const mh::Block& b : state.blocks) add(b.stack);
   for (const mh::Event& e : state.trace) add(e.stack);
@@ -76,7 +81,7 @@ py::dict snapshot(int device_count) {
   size_t next = 0;
   auto frames = [&](const mh::Stack& stack) {
     py::list list;
-    if (stack) {
+    if (has_frames(stack)) {
       for (uint64_t i : symbolized.tracebacks.at(next++)) list.append(frame_dicts.at(i));
     }
     return list;

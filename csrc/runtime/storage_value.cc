@@ -18,6 +18,28 @@ std::recursive_mutex& values_mutex() {
   return *mutex;
 }
 
+namespace {
+thread_local int values_lock_depth = 0;
+std::atomic<ValuesLock::ReleaseObserver> release_observer{nullptr};
+}  // namespace
+
+ValuesLock::ValuesLock() {
+  values_mutex().lock();
+  ++values_lock_depth;
+}
+
+ValuesLock::~ValuesLock() {
+  --values_lock_depth;
+  values_mutex().unlock();
+  if (values_lock_depth == 0) {
+    if (ReleaseObserver observe = release_observer.load(std::memory_order_relaxed)) observe();
+  }
+}
+
+bool ValuesLock::held_by_this_thread() { return values_lock_depth > 0; }
+
+void ValuesLock::set_release_observer(ReleaseObserver observer) { release_observer.store(observer); }
+
 uintptr_t reserve_address(size_t nbytes) {
   // A gap of one page between storages keeps one-past-the-end pointers of
   // a storage from equalling the start of the next.

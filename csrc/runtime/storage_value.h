@@ -25,6 +25,26 @@ namespace torch_tpu::runtime {
 // for host work only, not while the device computes.
 std::recursive_mutex& values_mutex();
 
+// Holds values_mutex() for a scope (every holder uses it), counting this
+// thread's holds so that code can ask whether the thread holds it: the
+// memory history must not wait for the GIL then (a thread holding the GIL
+// may be waiting for the lock). An observer is told when the thread's
+// outermost hold has ended, with no lock held: the memory history takes
+// the Python stack of the op whose buffers were made under the lock there.
+class ValuesLock {
+ public:
+  ValuesLock();
+  ~ValuesLock();
+  ValuesLock(const ValuesLock&) = delete;
+  ValuesLock& operator=(const ValuesLock&) = delete;
+
+  static bool held_by_this_thread();
+
+  using ReleaseObserver = void (*)();
+  // Set once, before ops run; null: none.
+  static void set_release_observer(ReleaseObserver observer);
+};
+
 class StorageValue {
  public:
   StorageValue(int device, size_t nbytes, uintptr_t address)
@@ -36,13 +56,13 @@ class StorageValue {
 
   // The current value; null when the storage was never written.
   DeviceBufferPtr value() const {
-    std::lock_guard<std::recursive_mutex> lock(values_mutex());
+    ValuesLock lock;
     return value_;
   }
   // Replaces the value (a functional update: readers holding the old value
   // keep it alive until they finish).
   void set_value(DeviceBufferPtr value) {
-    std::lock_guard<std::recursive_mutex> lock(values_mutex());
+    ValuesLock lock;
     value_ = std::move(value);
   }
 
