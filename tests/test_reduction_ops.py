@@ -293,6 +293,14 @@ def test_logsumexp_special_values():
 # ---- softmax ------------------------------------------------------------------
 
 
+def test_softmax_of_empty_integer_tensors_is_empty_as_on_cpu():
+    # CPU returns before checking the dtype; a non-empty integer tensor is refused on both.
+    for fn in (torch.softmax, torch.log_softmax):
+        for dtype in (torch.int64, torch.bool):
+            assert_same(lambda t: fn(t, 1), torch.empty(0, 3, dtype=dtype))
+            assert_same(lambda t: fn(t, 1), torch.ones(2, 3, dtype=dtype))
+
+
 @pytest.mark.parametrize("dtype", FLOATS + [torch.float16, torch.float64], ids=str)
 @pytest.mark.parametrize("dim", [0, 1, -1])
 def test_softmax(dtype, dim):

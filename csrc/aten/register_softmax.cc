@@ -7,6 +7,7 @@
 #include <ATen/WrapDimUtils.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
+#include <ATen/ops/empty_like.h>
 #include <c10/core/ScalarType.h>
 #include <c10/util/Exception.h>
 #include <torch/library.h>
@@ -50,6 +51,11 @@ Forward prepare_forward(const at::Tensor& self, int64_t dim, bool half_to_float,
 
 at::Tensor forward(bool log, const at::Tensor& self, int64_t dim, bool half_to_float, const at::Tensor* out) {
   const char* name = log ? "aten::_log_softmax" : "aten::_softmax";
+  if (self.numel() == 0 && !c10::isFloatingType(self.scalar_type()) && !half_to_float && !out) {
+    // CPU's and CUDA's kernels return before they check the dtype.
+    (void)at::maybe_wrap_dim(dim, self.dim());
+    return at::empty_like(self);
+  }
   Forward f = prepare_forward(self, dim, half_to_float, log ? "log_softmax" : "softmax");
   const ElementType result = to_element_type(f.out, name);
   OpCall call{name, key_of(f.dim, result), {self}, {}};
