@@ -185,8 +185,15 @@ void on_buffer(const void* id, int64_t bytes, int device) { recorder().on_buffer
 
 void on_pending(const void* id, bool made) { recorder().on_pending(id, made); }
 
-void on_values_lock_released() {
-  if (Recorder::awaiting_release()) recorder().fill_awaiting();
+// Called from ValuesLock's destructor, possibly while an exception unwinds:
+// nothing may escape.
+void on_values_lock_released() noexcept {
+  if (!Recorder::awaiting_release()) return;
+  try {
+    recorder().fill_awaiting();
+  } catch (...) {
+    Recorder::awaiting_release() = nullptr;  // the box keeps no stack
+  }
 }
 
 void on_out_of_memory(int device, int64_t bytes, int64_t device_free) {

@@ -49,7 +49,7 @@ void on_out_of_memory(int device, int64_t bytes, int64_t device_free);
 
 // Called when a thread's outermost hold of the runtime's values lock ends
 // (runtime::ValuesLock): the stack of buffers made under it is taken here.
-void on_values_lock_released();
+void on_values_lock_released() noexcept;
 
 // The stack of an allocation. Buffers made under the values lock by a
 // thread without the GIL share one box, filled when the lock is released
