@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "ops/broadcast.h"
+#include "ops/indexing/gather_scatter.h"
 #include "ops/nn/axis_ops.h"
 
 namespace torch_tpu::ops {
@@ -206,12 +207,7 @@ Value window_matrix_sums(hlo::Builder& b, const Value& x, int64_t axis, const Va
   const Value plain = axis::apply_matrix(b, x, axis, m, transposed);
   if (!is_floating(x.dtype())) return plain;
   const Value finite = b.is_finite(x);
-  std::vector<int64_t> all(static_cast<size_t>(x.rank()));
-  for (int64_t i = 0; i < x.rank(); ++i) all[static_cast<size_t>(i)] = i;
-  const Value any_non_finite = b.reduce({b.not_(finite)}, {b.constant_splat_int(0, TensorType::scalar(ElementType::kPred))},
-                                        all, [](hlo::Builder& r, const std::vector<Value>& a) {
-                                          return std::vector<Value>{r.or_(a[0], a[1])};
-                                        })[0];
+  const Value any_non_finite = any_true(b, b.not_(finite));
   auto exact = [&](hlo::Builder& c, const std::vector<Value>&) {
     const Value zero = c.constant_splat(0, t), one = c.constant_splat(1, t);
     const double inf = std::numeric_limits<double>::infinity();

@@ -157,10 +157,7 @@ Value ordered_top_k(hlo::Builder& b, const Value& y, int64_t k, bool largest) {
   const Value nan = is_nan(b, y);
   const Value key = b.select(b.compare(y, zero, "EQ"), zero, y);
   const TensorType s64(ElementType::kS64, {rows, k});
-  const Value pred_scalar = b.constant_splat_int(0, TensorType::scalar(ElementType::kPred));
-  const Value any_nan = b.reduce({nan}, {pred_scalar}, {0, 1}, [](hlo::Builder& r, const std::vector<Value>& a) {
-    return std::vector<Value>{r.or_(a[0], a[1])};
-  })[0];
+  const Value any_nan = any_true(b, nan);
   auto without_nan = [&](hlo::Builder& c, const std::vector<Value>&) {
     return std::vector<Value>{top_k_indices(c, key, k)};
   };
