@@ -157,6 +157,43 @@ def test_lu_singular_info():
     assert_same(lambda t: torch.linalg.lu_factor_ex(t)[2], torch.zeros(2, 3, 3))
 
 
+# Beyond 32 columns the factorization is blocked (panels of 16, padded to
+# whole panels): the pivots must still be LAPACK's, in every panel.
+@pytest.mark.parametrize(
+    "shape,dtype",
+    [((100, 100), torch.float64), ((2, 70, 45), torch.float64), ((45, 70), torch.float64),
+     ((3, 50, 50), torch.complex128), ((64, 64), torch.float32)],
+)
+def test_blocked_lu_matches_lapack(shape, dtype):
+    a = rand(shape, dtype=dtype)
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == torch.float32 else dict(rtol=1e-9, atol=1e-9)
+    lu, piv, info = torch.linalg.lu_factor_ex(a)
+    lu_t, piv_t, info_t = torch.linalg.lu_factor_ex(to_tpu(a))
+    assert torch.equal(piv_t.cpu(), piv) and torch.equal(info_t.cpu(), info)
+    torch.testing.assert_close(lu_t.cpu(), lu, **tol)
+    assert_same(torch.linalg.solve, a[..., :45, :45], rand(shape[:-2] + (45, 2), seed=1, dtype=dtype), **tol)
+
+
+def test_blocked_lu_zero_pivots_in_later_panels():
+    a = rand((3, 80, 80), dtype=torch.float64)
+    a[0, :, 50] = 0  # the first zero pivot in the fourth panel
+    a[1, :, 79] = 0  # in the last column (a padded panel)
+    a[2, :, 20] = 0
+    a[2, :, 60] = 0
+    lu, piv, info = torch.linalg.lu_factor_ex(a)
+    lu_t, piv_t, info_t = torch.linalg.lu_factor_ex(to_tpu(a))
+    assert info.tolist() == [51, 80, 21]
+    assert torch.equal(info_t.cpu(), info) and torch.equal(piv_t.cpu(), piv)
+    torch.testing.assert_close(lu_t.cpu(), lu, rtol=1e-9, atol=1e-9)
+
+
+def test_blocked_lu_non_finite_stays_in_its_columns():
+    a = rand((40, 40), dtype=torch.float64)
+    a[35, 30] = float("inf")  # reaches later columns only through real arithmetic
+    a[5, 38] = float("nan")
+    assert_same(torch.linalg.lu_factor, a, rtol=1e-9, atol=1e-9)
+
+
 def test_lu_unpack_flags():
     lu, piv = torch.linalg.lu_factor(rand((2, 4, 4)))
     assert_same(lambda l, p: torch.lu_unpack(l, p, unpack_data=False), lu, piv, **TOL)

@@ -1,5 +1,5 @@
-// LU factorization with partial pivoting (an HLO while loop over the
-// columns: XLA has no LU op every plugin lowers), and what is built on it:
+// LU factorization with partial pivoting (blocked as LAPACK's getrf, in HLO
+// while loops: XLA has no LU op every plugin lowers), and what is built on it:
 // lu_unpack, lu_solve, solve, inv, det and slogdet.
 #pragma once
 
