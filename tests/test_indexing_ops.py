@@ -379,6 +379,10 @@ def test_unique_bincount():
     assert_same(lambda v: torch.bincount(v, minlength=3), v[:0])
     assert_same(lambda v: torch.bincount(v), v - 2)  # negative values
     assert_same(lambda v: torch.bincount(v), v.float())
+    # The largest int64 overflows the bin count; 2**62 bins overflow the storage size.
+    assert_same(lambda v: torch.bincount(v), torch.tensor([1, 2**63 - 1]))
+    assert_same(lambda v: torch.bincount(v, minlength=4), torch.tensor([1, 2**63 - 1]))
+    assert_same(lambda v: torch.bincount(v), torch.tensor([2**62]))
 
 
 def test_searchsorted_bucketize():

@@ -323,6 +323,14 @@ def test_gcd_lcm(dtype):
     assert_same(torch.gcd, a.float(), b.float())
 
 
+def test_lcm_overflow_wraps_as_cpu():
+    # CPU's C++ promotes 8- and 16-bit operands to int before taking abs.
+    for dtype in (torch.int8, torch.int16, torch.int32, torch.uint8):
+        hi = torch.iinfo(dtype).max
+        assert_same(torch.lcm, torch.tensor([hi, hi, 100], dtype=dtype), torch.tensor([6, 8, 7], dtype=dtype))
+    assert_same(torch.lcm, torch.tensor([127, 127], dtype=torch.int8), torch.tensor([-6, 8], dtype=torch.int8))
+
+
 def test_zeta():
     x = torch.tensor([2.0, 3.0, 1.5, 4.0, 1.0, 0.5, 10.0])
     q = torch.tensor([1.0, 2.0, 0.5, 3.5, 2.0, 1.0, 1.0])

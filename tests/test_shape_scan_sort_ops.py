@@ -181,6 +181,9 @@ def test_constant_pad_values_errors_grad():
     for v in [0.5, -3.0, float("inf")]:
         assert_same(lambda t: F.pad(t, (1, 1), value=v), x)
     assert_same(lambda t: F.pad(t, (1, 1), value=2.7), make((2, 3), torch.int64))
+    # A fill value the dtype cannot hold raises, as CPU's fill_ does.
+    for dtype, v in [(torch.uint8, 300), (torch.uint8, -1), (torch.int8, float("nan")), (torch.float16, 1e6)]:
+        assert_same(lambda t: F.pad(t, (1, 1), value=v), make((2, 3)).to(dtype))
     assert_same(lambda t: torch.constant_pad_nd(t, (1,)), x)
     assert_same(lambda t: torch.constant_pad_nd(t, (1,) * 6), x)
     assert_same(lambda t: torch.constant_pad_nd(t, (-2, -2)), x)

@@ -149,6 +149,17 @@ def test_to_dtype_on_device():
     assert torch.equal(x.to(torch.int32).cpu(), x.cpu().to(torch.int32))
 
 
+def test_upload_of_a_bool_with_nonzero_bytes_other_than_one():
+    # A uint8 storage viewed as bool: CPU reads every nonzero byte as true.
+    b = torch.tensor([0, 1, 2, 255, 4], dtype=torch.uint8).view(torch.bool)
+    for f in (lambda t: t.sum(), lambda t: t.nonzero(), lambda t: t.float(), lambda t: t == True,  # noqa: E712
+              lambda t: t ^ torch.ones_like(t), lambda t: t.to(torch.uint8), lambda t: t.all()):
+        assert_same(f, b)
+    t = torch.zeros(5, dtype=torch.bool, device="tpu")
+    t.copy_(b)
+    assert t.to(torch.uint8).tolist() == [0, 1, 1, 1, 1]
+
+
 def test_tpu_to_tpu_and_across_devices():
     x = torch.arange(6.0, device="tpu").reshape(2, 3)
     y = x.clone()

@@ -61,6 +61,9 @@ void copy_on_device(const at::Tensor& src, const at::Tensor& dst) {
 at::Tensor host_to_tpu(const at::Tensor& src, const at::Tensor& dst) {
   // A dense host array of dst's dtype; broadcasting happens on the device.
   at::Tensor host = src.to(dst.scalar_type()).contiguous();
+  // A CPU bool may hold any nonzero byte (a uint8 storage viewed as bool),
+  // which CPU ops read as true; a device boolean must be 0 or 1.
+  if (host.scalar_type() == at::kBool) host = host.view(at::kByte).ne(0);
   const ElementType type = to_element_type(dst.scalar_type(), "aten::copy_");
   const int device = dst.device().index();
   auto& client = runtime::Runtime::get().client();

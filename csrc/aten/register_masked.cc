@@ -17,6 +17,7 @@
 #include <c10/util/Exception.h>
 #include <torch/library.h>
 
+#include <limits>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -267,8 +268,15 @@ at::Tensor bincount(const at::Tensor& self, const std::optional<at::Tensor>& wei
                           return ops::lower_bincount_range(b, t[0]);
                         });
     TORCH_CHECK(!range.at(1).item<bool>(), "bincount only supports 1-d non-negative integral inputs.");
-    size = std::max(size, range.at(0).item<int64_t>());
+    const int64_t top = range.at(0).item<int64_t>();
+    TORCH_CHECK(top < std::numeric_limits<int64_t>::max(),
+                "maximum value of input overflowed, it should be < ", std::numeric_limits<int64_t>::max(),
+                " but got ", top);
+    size = std::max(size, top + 1);
   }
+  // CPU's message for a count too large to address.
+  TORCH_CHECK(size <= std::numeric_limits<int64_t>::max() / static_cast<int64_t>(c10::elementSize(out_type)),
+              "Storage size calculation overflowed with sizes=[", size, "]");
   const ElementType out = to_element_type(out_type, "aten::bincount");
   std::string key;
   append_int(key, size);

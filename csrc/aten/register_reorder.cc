@@ -249,7 +249,9 @@ at::Tensor constant_pad_nd(const at::Tensor& self, c10::SymIntArrayRef pad_sym, 
   std::string key;
   put(key, lows);
   put(key, highs);
-  OpCall call{"aten::constant_pad_nd", std::move(key), {self}, {{type, cast_scalar(value, self.scalar_type())}}};
+  // CPU fills the border with fill_, which refuses a value the dtype cannot hold.
+  OpCall call{"aten::constant_pad_nd", std::move(key), {self},
+              {{type, checked_cast_scalar(value, self.scalar_type())}}};
   at::Tensor padded = run_op(call, one_result([lows, highs](hlo::Builder& b, const std::vector<hlo::Value>& t,
                                                              const std::vector<hlo::Value>& s) {
                                 return ops::lower_constant_pad(b, t[0], s[0], lows, highs);

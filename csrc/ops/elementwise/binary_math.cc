@@ -136,8 +136,17 @@ hlo::Value gcd(hlo::Builder& b, const hlo::Value& x, const hlo::Value& y) {
 hlo::Value lcm(hlo::Builder& b, const hlo::Value& x, const hlo::Value& y) {
   hlo::Value g = gcd(b, x, y);
   hlo::Value zero = b.compare(g, k(b, 0, g), "EQ");
-  hlo::Value r = b.multiply(b.divide(x, b.select(zero, k(b, 1, g), g)), y);
-  if (is_signed_integer(r.dtype())) r = b.abs(r);
+  hlo::Value quotient = b.divide(x, b.select(zero, k(b, 1, g), g));
+  hlo::Value r;
+  if (x.dtype() == ElementType::kS8 || x.dtype() == ElementType::kS16) {
+    // CPU's C++ promotes 8- and 16-bit operands to int: an overflowing
+    // product is made positive before it wraps to the narrow type.
+    r = b.abs(b.multiply(convert_to(b, quotient, ElementType::kS32), convert_to(b, y, ElementType::kS32)));
+    r = convert_to(b, r, x.dtype());
+  } else {
+    r = b.multiply(quotient, y);
+    if (is_signed_integer(r.dtype())) r = b.abs(r);
+  }
   return b.select(zero, k(b, 0, r), r);
 }
 

@@ -162,7 +162,7 @@ std::vector<hlo::Value> lower_bincount_range(hlo::Builder& b, const hlo::Value& 
     return std::vector<hlo::Value>{rb.maximum(a[0], a[1])};
   })[0];
   const hlo::Value negative = any_true(b, b.compare(v, s64_const(b, 0, v.dims()), "LT"));
-  return {b.add(top, s64_const(b, 1)), negative};
+  return {top, negative};
 }
 
 hlo::Value lower_bincount(hlo::Builder& b, const hlo::Value& x, const hlo::Value* weights, int64_t size,

@@ -45,7 +45,7 @@ std::vector<hlo::Value> lower_unique_results(hlo::Builder& b, const hlo::Value& 
                                              const hlo::Value& group, int64_t count,
                                              const std::vector<int64_t>& inverse_dims);
 
-// bincount, first stage: (max value + 1 or 0 when empty, any negative) as 0-dim s64 / i1.
+// bincount, first stage: (max value or -1 when empty, any negative) as 0-dim s64 / i1.
 std::vector<hlo::Value> lower_bincount_range(hlo::Builder& b, const hlo::Value& x);
 // The counts (or sums of `weights`, in `out`) of each value in [0, size).
 hlo::Value lower_bincount(hlo::Builder& b, const hlo::Value& x, const hlo::Value* weights, int64_t size,
