@@ -32,7 +32,7 @@ CI_OPS = [
     "linalg.cholesky", "linalg.solve", "linalg.det", "cdist", "linalg.qr", "linalg.eigh", "linalg.svd",
     "linalg.lstsq", "linalg.eig", "linalg.ldl_solve",
     # fft and special functions
-    "fft.fft", "fft.irfft", "i0", "special.erfcx", "special.chebyshev_polynomial_t",
+    "fft.fft", "fft.irfft", "i0", "special.erfcx", "special.chebyshev_polynomial_t", "special.airy_ai",
     # shapes and views
     "cat", "stack", "reshape", "permute", "transpose", "expand", "narrow", "split", "chunk",
     "squeeze", "unsqueeze", "flatten", "t",

@@ -378,6 +378,35 @@ def test_bessel_y(n):
     assert_same(fn, x.half())  # NotImplementedError on both
 
 
+def test_airy_ai():
+    # Four ranges (the oscillating expansion below -9.5, Taylor series about
+    # 0, -1, ..., -9, the K_1/3 integral on [1, 9.5), the decaying
+    # expansion above): float64 within 1e-13 of 30-digit values, where
+    # CPU's float64 kernel is 3e-6 off on [-2.9, -2.1] (so CPU is compared
+    # at its own accuracy).
+    import mpmath
+
+    points = [-40.0, -20.0, -9.6, -9.5, -9.4, -7.3, -2.5, -2.3381, -1.0, -0.5, -0.49, 0.0, 1e-8, 0.7, 0.999,
+              1.0, 1.01, 3.0, 6.5, 9.49, 9.5, 9.6, 20.0, 60.0]
+    mpmath.mp.dps = 30
+    want = torch.tensor([float(mpmath.airyai(mpmath.mpf(p))) for p in points], dtype=torch.float64)
+    got = torch.special.airy_ai(to_tpu(torch.tensor(points, dtype=torch.float64))).cpu()
+    # Relative to the value, or absolute near the zeros.
+    assert ((got - want).abs() <= 1e-13 * want.abs().clamp(min=1e-2)).all(), (got, want)
+    # float32: against values at the rounded inputs; below -10, zeta's
+    # rounding alone moves the phase by up to 1e-5 (as in CPU's kernel).
+    x32 = torch.tensor(points)
+    want32 = torch.tensor([float(mpmath.airyai(mpmath.mpf(float(p)))) for p in x32], dtype=torch.float64)
+    got32 = torch.special.airy_ai(to_tpu(x32)).cpu().double()
+    bound = 3e-6 * want32.abs().clamp(min=1e-2) + 3e-6 * (x32 < -10)
+    assert ((got32 - want32).abs() <= bound).all(), (got32, want32)
+    x = torch.cat([torch.tensor([math.inf, -math.inf, math.nan, -0.0]), rand((200,), -30, 30)])
+    assert_same(torch.special.airy_ai, x.double(), rtol=1e-6, atol=1e-5)
+    assert_same(torch.special.airy_ai, x, rtol=1e-5, atol=1e-5)
+    assert_same(torch.special.airy_ai, torch.arange(-3, 4))  # integers promote
+    assert_same(torch.special.airy_ai, x.half())  # NotImplementedError on both
+
+
 # ---- regularized incomplete gamma ------------------------------------------------------
 
 

@@ -79,6 +79,7 @@ const char* special_name(SpecialOp op) {
     case SpecialOp::kScaledModifiedBesselK0: return "aten::special_scaled_modified_bessel_k0";
     case SpecialOp::kScaledModifiedBesselK1: return "aten::special_scaled_modified_bessel_k1";
     case SpecialOp::kBesselJ0: return "aten::special_bessel_j0";
+    case SpecialOp::kAiryAi: return "aten::special_airy_ai";
     case SpecialOp::kBesselJ1: return "aten::special_bessel_j1";
     case SpecialOp::kBesselY0: return "aten::special_bessel_y0";
     case SpecialOp::kBesselY1: return "aten::special_bessel_y1";
@@ -531,6 +532,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   TORCH_TPU_SPECIAL_NO_INPLACE("special_scaled_modified_bessel_k0", kScaledModifiedBesselK0)
   TORCH_TPU_SPECIAL_NO_INPLACE("special_scaled_modified_bessel_k1", kScaledModifiedBesselK1)
   TORCH_TPU_SPECIAL_NO_INPLACE("special_bessel_j0", kBesselJ0)
+  TORCH_TPU_SPECIAL_NO_INPLACE("special_airy_ai", kAiryAi)
   TORCH_TPU_SPECIAL_NO_INPLACE("special_bessel_j1", kBesselJ1)
   TORCH_TPU_SPECIAL_NO_INPLACE("special_bessel_y0", kBesselY0)
   TORCH_TPU_SPECIAL_NO_INPLACE("special_bessel_y1", kBesselY1)

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ops/broadcast.h"
+#include "ops/elementwise/airy.h"
 #include "ops/elementwise/complex_math.h"
 #include "ops/elementwise/unary.h"
 
@@ -514,6 +515,7 @@ hlo::Value special(hlo::Builder& b, SpecialOp op, const hlo::Value& x) {
     case SpecialOp::kBesselJ1: return bessel_j(b, x, 1);
     case SpecialOp::kBesselY0: return bessel_y(b, x, 0);
     case SpecialOp::kBesselY1: return bessel_y(b, x, 1);
+    case SpecialOp::kAiryAi: return lower_airy_ai(b, x);
     case SpecialOp::kSinc: {
       if (is_complex(x.dtype())) {
         const hlo::Value re = b.real(x), im = b.imag(x), pi = k(b, kPi, re);

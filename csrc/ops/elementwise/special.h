@@ -50,6 +50,7 @@ enum class SpecialOp : uint8_t {
   kBesselJ1,
   kBesselY0,
   kBesselY1,
+  kAiryAi,
 };
 
 // `x` converted to `out` (a float type), then the op.
