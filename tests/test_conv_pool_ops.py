@@ -74,6 +74,42 @@ def test_conv_transpose1d_3d():
                  make((1, 2, 3, 4, 3)), make((2, 3, 2, 3, 2), seed=1), rtol=1e-4, atol=1e-4)
 
 
+# Depthwise convolutions (one input channel per group) are sums of strided
+# slices over the kernel's taps, forward and input gradient.
+DEPTHWISE = [  # spatial dims, channel multiplier, kernel, stride, padding, dilation
+    (1, 1, 3, 1, 1, 1), (1, 2, 5, 2, 0, 2), (2, 1, 3, 1, 1, 1), (2, 1, 7, 1, 3, 1), (2, 2, 3, 2, 2, 2),
+    (2, 1, 1, 1, 0, 1), (3, 1, 3, 2, 1, 1), (2, 1, (3, 1), (1, 2), (1, 0), 1),
+]
+
+
+@pytest.mark.parametrize("dims,mult,k,stride,padding,dilation", DEPTHWISE, ids=str)
+def test_depthwise_conv(dims, mult, k, stride, padding, dilation):
+    conv = [F.conv1d, F.conv2d, F.conv3d][dims - 1]
+    sizes = {1: (13,), 2: (9, 8), 3: (5, 6, 7)}[dims]
+    ks = k if isinstance(k, tuple) else (k,) * dims
+    x, w, b = make((2, 3) + sizes, torch.float64), make((3 * mult, 1) + ks, torch.float64, 1), make((3 * mult,), torch.float64, 2)
+    assert_grads(lambda x, w, b: conv(x, w, b, stride, padding, dilation, 3), x, w, b, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("stride,padding,output_padding,dilation", [(1, 0, 0, 1), (2, 1, 1, 1), (3, 3, 2, 2), (2, 0, 0, 2)])
+def test_depthwise_conv_transpose(stride, padding, output_padding, dilation):
+    x, w = make((2, 4, 5, 6), torch.float64), make((4, 1, 3, 3), torch.float64, 1)
+    assert_grads(lambda x, w: F.conv_transpose2d(x, w, None, stride, padding, output_padding, 4, dilation), x, w,
+                 rtol=1e-10, atol=1e-10)
+
+
+def test_depthwise_conv_dtypes_and_layouts():
+    for dtype, tol in [(torch.float32, 1e-4), (torch.bfloat16, 3e-2), (torch.float16, 3e-3)]:
+        x, w = make((2, 8, 10, 10), dtype), make((8, 1, 3, 3), dtype, 1)
+        assert_grads(lambda x, w: F.conv2d(x, w, padding=1, groups=8), x, w, rtol=tol, atol=tol)
+    x = make((2, 8, 10, 10)).to(memory_format=torch.channels_last)
+    assert_grads(lambda x, w: F.conv2d(x, w, padding=1, groups=8), x, make((16, 1, 3, 3), seed=1), rtol=1e-4, atol=1e-4)
+    assert_same(lambda x, w: F.conv2d(x, w, groups=4), make((0, 4, 6, 6)), make((4, 1, 3, 3), seed=1))
+    x = make((1, 4, 6, 6))
+    x[0, 1, 2, 2] = float("inf")  # stays in its channel's windows
+    assert_same(lambda x, w: F.conv2d(x, w, groups=4), x, torch.ones(4, 1, 3, 3))
+
+
 def test_conv_bf16_layouts_and_modules():
     x, w, b = make((2, 4, 9, 8), torch.bfloat16), make((6, 4, 3, 3), torch.bfloat16, 1), make((6,), torch.bfloat16, 2)
     assert_grads(lambda x, w, b: F.conv2d(x, w, b, 2, 1), x, w, b, rtol=3e-2, atol=6e-2)

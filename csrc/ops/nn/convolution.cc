@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "ops/broadcast.h"
+#include "ops/nn/depthwise_conv.h"
 
 namespace torch_tpu::ops {
 
@@ -12,6 +13,8 @@ namespace {
 using Pads = std::vector<std::pair<int64_t, int64_t>>;
 
 int64_t spatial_count(const hlo::Value& x) { return x.rank() - 2; }
+
+std::vector<int64_t> kernel_sizes(const hlo::Value& w) { return {w.dims().begin() + 2, w.dims().end()}; }
 
 // A convolution accumulating like matmuls do: f32 / f64 at the highest
 // precision, 16-bit floats into an f32 result; converted to `out`.
@@ -74,6 +77,11 @@ hlo::Value transposed_kernel(hlo::Builder& b, const hlo::Value& w, int64_t group
 hlo::Value plain_conv(hlo::Builder& b, const hlo::Value& x, const hlo::Value& w, const ConvParams& p,
                       ElementType out) {
   const int64_t n = spatial_count(x);
+  if (is_depthwise(x, w.dims()[1], kernel_sizes(w), p.groups)) {
+    Pads pads;
+    for (int64_t i = 0; i < n; ++i) pads.emplace_back(p.padding[i], p.padding[i]);
+    return convert_to(b, depthwise_conv(b, x, w, p.stride, pads, p.dilation, accumulation_type(x.dtype())), out);
+  }
   hlo::ConvOptions opts;
   opts.dims = hlo::ConvDims::channels_first(n);
   opts.window_strides = p.stride;
@@ -98,9 +106,24 @@ hlo::Value transposed_conv(hlo::Builder& b, const hlo::Value& x, const hlo::Valu
     const int64_t lo = p.dilation[i] * (w.dims()[i + 2] - 1) - p.padding[i];
     wanted.emplace_back(lo, lo + p.output_padding[i]);
   }
+  const hlo::Value kernel = transposed_kernel(b, w, p.groups);
+  if (is_depthwise(x, kernel.dims()[1], kernel_sizes(kernel), p.groups)) {
+    // The input dilated by the stride and padded (negative pads crop),
+    // then a depthwise convolution with unit stride.
+    std::vector<int64_t> lows(x.rank(), 0), highs(x.rank(), 0), interiors(x.rank(), 0);
+    for (int64_t i = 0; i < n; ++i) {
+      lows[i + 2] = wanted[i].first;
+      highs[i + 2] = wanted[i].second;
+      interiors[i + 2] = p.stride[i] - 1;
+    }
+    hlo::Value dilated = b.pad(x, b.constant_splat(0, hlo::TensorType(x.dtype(), {})), lows, highs, interiors);
+    hlo::Value y = depthwise_conv(b, dilated, kernel, std::vector<int64_t>(n, 1), Pads(n, {0, 0}), p.dilation,
+                                  accumulation_type(x.dtype()));
+    return convert_to(b, y, out);
+  }
   // Negative padding: convolve with none and crop the result.
   for (const auto& [lo, hi] : wanted) opts.padding.emplace_back(std::max<int64_t>(lo, 0), std::max<int64_t>(hi, 0));
-  hlo::Value y = convolve(b, x, transposed_kernel(b, w, p.groups), opts, out);
+  hlo::Value y = convolve(b, x, kernel, opts, out);
   bool crop = false;
   std::vector<int64_t> starts(y.rank(), 0), limits = y.dims(), strides(y.rank(), 1);
   for (int64_t i = 0; i < n; ++i) {
