@@ -3,13 +3,14 @@ PyTorch's CPU eager in one run: the first tpu call (compile included, in a
 fresh process's memory tier unless the disk tier has the program), the
 median of later calls, CPU's median, and the ratio of the medians.
 
-    .venv/bin/python benchmarks/single_ops.py [--mode strict|fused] [--repeats 5]
+    .venv/bin/python benchmarks/single_ops.py [--mode strict|fused] [--repeats 5] [--cases depthwise]
 
 Each call runs to completion (the result is copied to the host). The cases
 are the shapes at which a hunt found them slow (BENCHMARKS.md records the
 figures before and after): embedding_bag with many bags, the backward of a
 long 1-D upsample, top-k sampling over a vocabulary, istft's overlap-add,
-F.fold and adaptive average pooling of a long signal.
+F.fold, adaptive average pooling of a long signal, depthwise convolutions
+and LU (`linalg.solve`). `--cases` picks cases by the start of their names.
 """
 
 from __future__ import annotations
@@ -66,6 +67,29 @@ def adaptive_avg_pool(device):
     return lambda: F.adaptive_avg_pool1d(x, 100000 // 3 + 1)
 
 
+def depthwise_conv(shape, kernel):
+    def make(device):
+        g = torch.Generator().manual_seed(0)
+        x = torch.randn(shape, generator=g).to(device).requires_grad_()
+        w = torch.randn(shape[1], 1, kernel, kernel, generator=g).to(device).requires_grad_()
+
+        def step():
+            x.grad = w.grad = None
+            F.conv2d(x, w, padding=kernel // 2, groups=shape[1]).square().sum().backward()
+            return x.grad
+
+        return step
+
+    return make
+
+
+def solve(device):
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(2048, 2048, generator=g).to(device)
+    b = torch.randn(2048, 4, generator=g).to(device)
+    return lambda: torch.linalg.solve(a, b)
+
+
 CASES = {
     "embedding_bag 100k indices, 10k bags": embedding_bag,
     "linear upsample x2 backward, 10k samples": upsample_backward,
@@ -73,6 +97,9 @@ CASES = {
     "istft n_fft 1024, 16k samples": istft,
     "F.fold 16x16 kernel, 32x32 output": fold,
     "adaptive_avg_pool1d 100k samples to a third": adaptive_avg_pool,
+    "depthwise 3x3, 64 ch 256x256, fwd+bwd": depthwise_conv((1, 64, 256, 256), 3),
+    "depthwise 7x7, 8 x 96 ch 56x56, fwd+bwd": depthwise_conv((8, 96, 56, 56), 7),
+    "linalg.solve 2048 x 2048": solve,
 }
 
 
@@ -86,11 +113,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", default="strict", choices=["strict", "fused"])
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--cases", nargs="*", help="only the cases whose names start with these")
     args = parser.parse_args()
     torch_tpu.set_eager_mode(args.mode)
     print(f"eager mode {args.mode}; ms per call, run to completion")
     print(f"{'case':44} {'tpu first':>10} {'tpu median':>11} {'cpu median':>11} {'tpu/cpu':>8}")
     for name, make in CASES.items():
+        if args.cases and not any(name.startswith(c) for c in args.cases):
+            continue
         tpu_fn, cpu_fn = make("tpu"), make("cpu")
         first = timed_ms(tpu_fn)
         tpu = statistics.median(timed_ms(tpu_fn) for _ in range(args.repeats))
