@@ -147,6 +147,12 @@ hlo::Value transposed_conv(hlo::Builder& b, const hlo::Value& x, const hlo::Valu
 hlo::Value weight_grad(hlo::Builder& b, const hlo::Value& x, const hlo::Value& g, const std::vector<int64_t>& k,
                        const ConvParams& p, ElementType out) {
   const int64_t n = spatial_count(x);
+  if (is_depthwise(x, x.dims()[1] / p.groups, k, p.groups)) {
+    Pads pads;
+    for (int64_t i = 0; i < n; ++i) pads.emplace_back(p.padding[i], p.padding[i]);
+    hlo::Value w = depthwise_weight_grad(b, x, g, k, p.stride, pads, p.dilation, accumulation_type(x.dtype()));
+    return convert_to(b, w, out);
+  }
   hlo::ConvOptions opts;
   hlo::ConvDims& d = opts.dims;
   d.input_batch_dim = 1;

@@ -117,4 +117,32 @@ hlo::Value depthwise_conv(hlo::Builder& b, const hlo::Value& x, const hlo::Value
   return sum;
 }
 
+hlo::Value depthwise_weight_grad(hlo::Builder& b, const hlo::Value& x, const hlo::Value& g,
+                                 const std::vector<int64_t>& k, const std::vector<int64_t>& stride,
+                                 const std::vector<std::pair<int64_t, int64_t>>& padding,
+                                 const std::vector<int64_t>& dilation, ElementType acc) {
+  const int64_t o = g.dims()[1];
+  hlo::Value xp = prepare_input(b, x, o, padding);
+  const std::vector<int64_t> out(g.dims().begin() + 2, g.dims().end());
+  hlo::Value grad = convert_to(b, g, acc);
+  std::vector<int64_t> reduced{0};
+  for (int64_t i = 2; i < g.rank(); ++i) reduced.push_back(i);
+  std::vector<hlo::Value> products, zeros;
+  for_each_tap(k, [&](const std::vector<int64_t>& tap, int64_t) {
+    products.push_back(b.multiply(convert_to(b, tap_slice(b, xp, tap, out, stride, dilation), acc), grad));
+    zeros.push_back(b.constant_splat(0, hlo::TensorType(acc, {})));
+  });
+  const size_t t = products.size();
+  auto add_each = [t](hlo::Builder& r, const std::vector<hlo::Value>& a) {
+    std::vector<hlo::Value> s;
+    for (size_t i = 0; i < t; ++i) s.push_back(r.add(a[i], a[t + i]));
+    return s;
+  };
+  std::vector<hlo::Value> sums = b.reduce(products, zeros, reduced, add_each);
+  for (auto& v : sums) v = b.reshape(v, {o, 1});
+  std::vector<int64_t> w_dims{o, 1};
+  w_dims.insert(w_dims.end(), k.begin(), k.end());
+  return b.reshape(sums.size() == 1 ? sums[0] : b.concatenate(sums, 1), w_dims);
+}
+
 }  // namespace torch_tpu::ops
