@@ -323,6 +323,20 @@ def test_cat_and_stack_backward():
     assert_grads(lambda x, y: torch.cat([x, torch.tanh(y)], 0) * 2, make((1, 2), seed=1), make((3, 2), seed=2))
 
 
+@pytest.mark.parametrize("mode", ["strict", "fused"])
+def test_cat_of_many_tensors(mode):
+    # Beyond 32 operands the lowering joins groups of 32 (compile time).
+    import torch_tpu
+
+    parts = [make((i % 3 + 1, 4), seed=i) for i in range(1100)]
+    with torch_tpu.eager_mode(mode):
+        assert_same(lambda *xs: torch.cat(xs), *parts)
+        assert_same(lambda *xs: torch.stack(xs, 2), *[make((2, 4), seed=i) for i in range(70)])
+        mixed = [p.to(torch.float64 if i % 5 else torch.int32) for i, p in enumerate(parts[:40])]
+        assert_same(lambda *xs: torch.cat(xs), *mixed)
+    assert_grads(lambda *xs: torch.cat(xs, 0), *parts[:65])
+
+
 @pytest.mark.parametrize("fn", [torch.tril_indices, torch.triu_indices], ids=lambda f: f.__name__)
 def test_triangle_indices(fn):
     for args in [(3, 4), (4, 3, 1), (5, 5, -2), (0, 3), (3, 3, 10), (4, 6, -9)]:
