@@ -656,6 +656,34 @@ def test_foreach_in_place_on_views_of_one_tensor(views):
     torch.testing.assert_close(run("tpu"), run("cpu"))
 
 
+@pytest.mark.parametrize("views", ["whole_and_view", "overlapping_slices", "disjoint_slices", "same_slice"])
+def test_foreach_zero_of_views_of_one_tensor(views):
+    # zero_grad(set_to_none=False) over gradients viewing one DDP bucket.
+    def run(device):
+        x = torch.arange(1.0, 11.0, device=device)
+        dsts = {"whole_and_view": [x, x[2:4]], "overlapping_slices": [x[0:5], x[3:8]],
+                "disjoint_slices": [x[0:4], x[4:8]], "same_slice": [x[0:3], x[0:3]]}[views]
+        torch._foreach_zero_(dsts)
+        return x.cpu()
+    torch.testing.assert_close(run("tpu"), run("cpu"))
+
+
+def test_foreach_in_place_reading_another_elements_destination():
+    """CPU's loop reads a destination written by an earlier element."""
+    def run(device):
+        a, b = torch.ones(3, device=device), torch.full((3,), 2.0, device=device)
+        torch._foreach_add_([a, b], [b, a])
+        c, d = torch.ones(3, device=device), torch.full((3,), 2.0, device=device)
+        torch._foreach_copy_([c, d], [d, c])
+        x = torch.arange(6.0, device=device)
+        torch._foreach_mul_([x[:3], x[3:]], [x[3:], x[:3]])
+        g = torch.arange(8.0, device=device)  # side by side, each its own input: still one program
+        torch._foreach_mul_([g[:4], g[4:]], [g[:4], g[4:]])
+        return [t.cpu() for t in (a, b, c, d, x, g)]
+    for got, want in zip(run("tpu"), run("cpu")):
+        torch.testing.assert_close(got, want)
+
+
 def test_foreach_results_keep_their_inputs_layout():
     xs = [torch.randn(2, 3, 4, 5).contiguous(memory_format=torch.channels_last), torch.randn(4, 3).t()]
     want = torch._foreach_add(xs, 1.0)

@@ -199,6 +199,39 @@ def test_summarized_printing_copies_only_what_it_shows(make):
         torch.set_printoptions(profile="default")
 
 
+def test_summarized_printing_leaves_the_print_options_alone():
+    # Another thread printing meanwhile must not see a changed threshold.
+    import threading
+
+    big, small = torch.randn(300, 300, device="tpu"), torch.arange(10.0)
+    seen, stop = [], threading.Event()
+
+    def print_small():
+        while not stop.is_set():
+            seen.append("..." in repr(small))
+
+    thread = threading.Thread(target=print_small)
+    thread.start()
+    try:
+        for _ in range(200):
+            repr(big)
+    finally:
+        stop.set()
+        thread.join()
+    assert seen and not any(seen)
+    assert torch._tensor_str.PRINT_OPTS.threshold == 1000
+
+
+def test_scalar_overflow_into_float32_raises_as_cpu():
+    for fn in (lambda d: torch.scalar_tensor(1e39, dtype=torch.float32, device=d),
+               lambda d: torch.where(torch.tensor([True], device=d), 1e39, torch.zeros(1, device=d)),
+               lambda d: torch.zeros(2, device=d).__setitem__(0, -1e300)):
+        for device in ("cpu", "tpu"):
+            with pytest.raises(RuntimeError, match="overflow"):
+                fn(device)
+    assert_same(lambda d: torch.scalar_tensor(1e6, dtype=torch.float16, device=d.device), torch.zeros(1))
+
+
 def test_printing_a_huge_expanded_view():
     # Copied whole, it needed 256 GiB of host memory; CPU prints at once.
     text = str(torch.zeros(1, device="tpu").expand(2**36))

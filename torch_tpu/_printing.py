@@ -37,13 +37,28 @@ def _format_values_on_cpu(self, indent):
     if self.numel() <= opts.threshold:
         return _format_values(self.detach().to("cpu"), indent)
     part = _printed_part(self.detach(), opts.edgeitems).to("cpu")
-    # The part may be under the threshold; it must still print summarized.
-    threshold = opts.threshold
-    opts.threshold = -1
-    try:
-        return _format_values(part, indent)
-    finally:
-        opts.threshold = threshold
+    return _format_summarized(part, indent)
+
+
+_FLOAT8 = (torch.float8_e5m2, torch.float8_e5m2fnuz, torch.float8_e4m3fn, torch.float8_e4m3fnuz)
+
+
+def _format_summarized(t: torch.Tensor, indent: int) -> str:
+    """PyTorch's formatting of `t` as summarized, whatever its size: the part
+    cut from a large tensor may be under the print threshold. The steps of
+    `_tensor_str` with its summarize decision taken here, so that the global
+    print options are never changed (another thread may be printing)."""
+    if t.is_neg():
+        t = t.resolve_neg()
+    if t.dtype in _FLOAT8:
+        t = t.half()
+    formatter, summarized = _tensor_str._Formatter, _tensor_str.get_summarized_data
+    if t.dtype.is_complex:
+        t = t.resolve_conj()
+        return _tensor_str._tensor_str_with_formatter(
+            t, indent, True, formatter(summarized(t.real)), formatter(summarized(t.imag))
+        )
+    return _tensor_str._tensor_str_with_formatter(t, indent, True, formatter(summarized(t)))
 
 
 def install() -> None:

@@ -174,15 +174,17 @@ at::Tensor& eye_m_out(int64_t n, int64_t m, at::Tensor& out) {
 at::Tensor& eye_out(int64_t n, at::Tensor& out) { return eye_m_out(n, n, out); }
 
 // A Python number wrapped for an op (torch.where(mask, x, -inf) makes one of
-// x's dtype). CPU casts a float into a floating dtype without the overflow
-// check fill_ makes (1e6 becomes inf in f16, 448 in float8_e4m3fn);
-// integers keep the check.
+// x's dtype). CPU casts a number into a 16- or 8-bit float without the
+// overflow check fill_ makes (1e6 becomes inf in f16, 448 in
+// float8_e4m3fn: c10's check knows only the C++ float types); float32 and
+// the integers keep the check (1e39 into float32 raises).
 at::Tensor scalar_tensor(const c10::Scalar& s, std::optional<c10::ScalarType> dtype,
                          std::optional<c10::Layout> layout, std::optional<c10::Device> device,
                          std::optional<bool> pin_memory) {
   const c10::ScalarType type = dtype.value_or(c10::typeMetaToScalarType(c10::get_default_dtype()));
   at::Tensor t = at::empty({}, at::TensorOptions().dtype(type).layout(layout).device(device));
-  const bool cast = c10::isFloatingType(type) && (s.isFloatingPoint() || s.isIntegral(false));
+  const bool cast = c10::isFloatingType(type) && type != c10::kFloat && type != c10::kDouble &&
+                    (s.isFloatingPoint() || s.isIntegral(false));
   return t.fill_(cast ? cast_scalar(s, type) : s);
 }
 

@@ -47,6 +47,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -323,22 +324,27 @@ std::vector<at::Tensor> run_elements(const Spec& spec, const std::vector<Element
   return results;
 }
 
+// The bytes of its storage a tensor's elements span.
+struct Span {
+  const void* storage;
+  int64_t begin, end;
+};
+
+Span span_of(const at::Tensor& t) {
+  int64_t extent = 1;
+  for (int64_t d = 0; d < t.dim(); ++d) extent += (t.size(d) - 1) * std::abs(t.stride(d));
+  const int64_t begin = t.storage_offset() * static_cast<int64_t>(t.itemsize());
+  return {t.storage().unsafeGetStorageImpl(), begin, begin + extent * static_cast<int64_t>(t.itemsize())};
+}
+
 // Whether the destinations' memory spans are disjoint. One program reads
 // every input before it writes any output, so destinations that share
 // memory (x and x.view(2, 4), or one tensor named twice) go op by op, as CPU
 // updates them. Views of one flat buffer side by side stay one program.
 bool disjoint_destinations(TensorList self) {
-  struct Span {
-    const void* storage;
-    int64_t begin, end;  // bytes
-  };
   std::vector<Span> spans;
   for (const at::Tensor& t : self) {
-    if (t.numel() == 0) continue;
-    int64_t extent = 1;
-    for (int64_t d = 0; d < t.dim(); ++d) extent += (t.size(d) - 1) * std::abs(t.stride(d));
-    const int64_t begin = t.storage_offset() * static_cast<int64_t>(t.itemsize());
-    spans.push_back({t.storage().unsafeGetStorageImpl(), begin, begin + extent * static_cast<int64_t>(t.itemsize())});
+    if (t.numel() > 0) spans.push_back(span_of(t));
   }
   std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
     return a.storage != b.storage ? std::less<const void*>()(a.storage, b.storage) : a.begin < b.begin;
@@ -349,8 +355,33 @@ bool disjoint_destinations(TensorList self) {
   return true;
 }
 
-// In-place: every result casts to its destination and the destinations do
-// not overlap.
+// Whether an input of one element overlaps another element's destination.
+// CPU's loop then reads that destination after writing it
+// (`_foreach_add_([a, b], [b, a])` adds the new a to b), which one program
+// reading every input first would not. (Gradients viewing one DDP bucket,
+// each its own element's input and destination, do not overlap.)
+bool reads_another_destination(const std::vector<Element>& elements, TensorList self) {
+  std::unordered_map<const void*, std::vector<size_t>> writers;
+  for (size_t i = 0; i < self.size(); ++i) {
+    if (self[i].numel() > 0) writers[self[i].storage().unsafeGetStorageImpl()].push_back(i);
+  }
+  for (size_t j = 0; j < elements.size(); ++j) {
+    for (const Arg& a : elements[j].args) {
+      if (!a.tensor || !a.tensor->has_storage() || a.tensor->numel() == 0) continue;
+      auto it = writers.find(a.tensor->storage().unsafeGetStorageImpl());
+      if (it == writers.end()) continue;
+      const Span read = span_of(*a.tensor);
+      for (size_t i : it->second) {
+        const Span written = span_of(self[i]);
+        if (i != j && read.begin < written.end && written.begin < read.end) return true;
+      }
+    }
+  }
+  return false;
+}
+
+// In-place: every result casts to its destination, the destinations do
+// not overlap and no element reads another's destination.
 bool prepare_inplace(std::vector<Element>& elements, TensorList self) {
   for (size_t i = 0; i < elements.size(); ++i) {
     Element& e = elements[i];
@@ -358,7 +389,7 @@ bool prepare_inplace(std::vector<Element>& elements, TensorList self) {
     if (!c10::canCast(e.out, self[i].scalar_type())) return false;
     if (self[i].sizes() != c10::IntArrayRef(e.dims)) return false;
   }
-  return disjoint_destinations(self);
+  return disjoint_destinations(self) && !reads_another_destination(elements, self);
 }
 
 // ---- result dtypes per op --------------------------------------------------------------------
@@ -696,10 +727,14 @@ void zero_(TensorList self) {
   std::vector<Element> elements(self.size());
   bool ok = !self.empty();
   std::unordered_set<const c10::TensorImpl*> seen;
+  std::unordered_set<const c10::StorageImpl*> storages;
   for (size_t i = 0; ok && i < self.size(); ++i) {
     const at::Tensor& t = self[i];
+    // Tensors sharing a storage (gradients viewing one DDP bucket) are
+    // zeroed one by one: the shared-storage path of run_op_into computes
+    // its values first, from tensor inputs, and this op has none.
     ok = is_tpu(t) && has_element_type(t.scalar_type()) && !c10::isComplexType(t.scalar_type()) &&
-         seen.insert(t.unsafeGetTensorImpl()).second;
+         seen.insert(t.unsafeGetTensorImpl()).second && storages.insert(t.storage().unsafeGetStorageImpl()).second;
     if (!ok) break;
     Element& e = elements[i];
     Arg zero;
@@ -740,6 +775,7 @@ void copy_(TensorList self, TensorList src, bool non_blocking) {
     e.device = d.device();
     e.dims = d.sizes().vec();
   }
+  ok = ok && !reads_another_destination(elements, self);
   if (ok) {
     run_elements({"aten::_foreach_copy_", ForeachOp::kCopy}, elements, true);
     return;
