@@ -201,7 +201,7 @@ def test_mixed_devices_are_an_error():
 def test_unsupported_op_names_itself():
     x = torch.ones(3, device="tpu")
     with pytest.raises(NotImplementedError, match=r"aten::.* is not supported on tpu yet"):
-        torch.special.airy_ai(x)
+        torch.histogram(x, 3)
 
 
 @pytest.mark.parametrize("args", [(0, 1, 5), (-3, 7, 11), (2, 2, 1), (0, 10, 0), (1, -1, 4), (0, 1, 1000)], ids=str)
