@@ -86,6 +86,32 @@ def test_fused_views_and_in_place_writes_match_cpu(fused):
         torch.testing.assert_close(g.cpu(), e)
 
 
+@pytest.mark.parametrize("first", ["none", "stepped_view", "rows"])
+@pytest.mark.parametrize("then_read", ["stepped_view", "rows", "sum"])
+def test_fused_write_computed_from_the_region_it_overwrites(fused, first, then_read):
+    # b[2:5] = b[:3] + 10 reads b[2] and writes it. With the tensor kept and
+    # read again in the same graph, XLA's CPU compiler once emitted the
+    # write in place with the read fused into it, so b[4] got the new b[2]
+    # plus 10 (20 instead of 12).
+    def program(a):
+        if first == "stepped_view":
+            a[1:, ::2].mul_(3)
+        elif first == "rows":
+            a[1:].mul_(3)
+        b = a.view(-1)
+        b[2:5] = b[:3] + 10
+        return {"stepped_view": lambda: a[1:, ::2].clone(), "rows": lambda: a[1:].clone(),
+                "sum": lambda: a.sum(1)}[then_read]()
+
+    a = torch.arange(12.0).reshape(3, 4)
+    on_tpu = a.to("tpu")
+    got = program(on_tpu)
+    want = program(a)
+    torch_tpu.materialize()
+    assert torch.equal(got.cpu(), want)
+    assert torch.equal(on_tpu.cpu(), a)
+
+
 def test_fused_dead_results_are_not_computed(fused):
     t = torch.randn(64, 64).to("tpu")
     keep = t + 1

@@ -8,6 +8,7 @@ import re
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 import torch_tpu
 from torch_tpu import runtime
@@ -489,3 +490,44 @@ def test_storage_byteswap(dtype):
     want.byteswap(dtype)
     got.byteswap(dtype)
     assert got.device.type == "tpu" and got.tolist() == want.tolist()
+
+
+# Strided destinations whose dims nest in memory: permutes, stepped slices,
+# selects, a view reaching the storage's last element, and an output
+# allocated in another dim order (attention's).
+NESTED_WRITES = {
+    "transposed_block": (lambda s: s[:24].view(2, 3, 4).transpose(0, 2), (4, 3, 2)),
+    "permuted_at_offset": (lambda s: s[5:29].view(2, 3, 4).permute(1, 2, 0), (3, 4, 2)),
+    "stepped_then_transposed": (lambda s: s[::2][:30].view(5, 6).t(), (6, 5)),
+    "column_major_window": (lambda s: s[3:].as_strided((3, 4), (1, 10)), (3, 4)),
+    "reaching_the_last_element": (lambda s: s[190:].as_strided((2, 3), (1, 3)), (2, 3)),
+    "cut_stepped_permuted": (lambda s: s[:120].view(4, 5, 6)[:, 1:4, ::2].transpose(0, 1), (3, 4, 3)),
+    "selected_row_transposed": (lambda s: s[:120].view(4, 5, 6)[1].t(), (6, 5)),
+    "unit_dims": (lambda s: s.view(200, 1)[3:7].t().unsqueeze(0), (1, 1, 4)),
+}
+
+
+@pytest.mark.parametrize("mode", ["strict", "fused"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.bool], ids=str)
+@pytest.mark.parametrize("name", NESTED_WRITES)
+def test_write_into_nested_strided_view(mode, dtype, name):
+    view, shape = NESTED_WRITES[name]
+    storage = torch.randn(200, dtype=torch.float64).mul(50).to(dtype)
+    value = torch.randn(shape, dtype=torch.float64).mul(50).to(dtype)
+    with torch_tpu.eager_mode(mode):
+        on_tpu = storage.to("tpu")
+        view(on_tpu).copy_(value.to("tpu"))
+        view(storage).copy_(value)
+        assert torch.equal(on_tpu.cpu(), storage)
+
+
+def test_permuted_output_is_written_without_a_scatter():
+    with torch_tpu.eager_mode("fused"):
+        q = torch.randn(2, 8, 12, device="tpu").view(2, 8, 3, 4).transpose(1, 2)
+        out = F.scaled_dot_product_attention(q, q, q)  # allocated in q's dim order
+        assert out.stride() == (96, 4, 12, 1)
+        torch_tpu.materialize()
+        graph = torch_tpu.diagnostics.last_graph()
+    assert "scatter" not in graph
+    want = F.scaled_dot_product_attention(*(q.cpu(),) * 3)
+    torch.testing.assert_close(out.cpu(), want)

@@ -117,34 +117,73 @@ hlo::Value window(hlo::Builder& b, const hlo::Value& flat, const Operand& o, con
 }
 
 // A view whose dims, ordered by stride, nest (each stride a multiple of the
-// next one, by at least the next dim's size) is a slice of the flat
-// storage, reshaped, cut per dim, transposed into place and broadcast along
-// its 0-stride dims: no gather. Transposes, permutes, stepped slices,
-// narrow, select, diagonal and expand are all of this kind; overlapping
-// views (unfold with a step below the size) are not, and return nullopt.
-std::optional<hlo::Value> read_nested_view(hlo::Builder& b, const hlo::Value& flat, const Operand& o,
-                                           const hlo::Value* offset) {
-  std::vector<int64_t> dims;  // the view dims that step through memory
+// next one, by at least the next dim's size) is a block of a slice of the
+// flat storage reshaped to [size0, stride0/stride1, ..., stride(k-1)]: the
+// view's elements are that shape's [0:size0, ..., 0:size(k-1), 0:1].
+// Transposes, permutes, stepped slices, narrow, select, diagonal and expand
+// are all of this kind (expand's 0-stride dims are not among the k); views
+// that overlap themselves (unfold with a step below the size) are not.
+struct NestedView {
+  std::vector<int64_t> dims;  // the view dims that step through memory, by falling stride
+  std::vector<int64_t> size, stride;
+  bool broadcast = false;     // some dim of size > 1 has stride 0
+
+  // Elements from the offset that the nested shape spans: past the view's
+  // last element (and maybe the storage's end) unless the view is gapless.
+  int64_t span() const { return stride[0] * size[0]; }
+  std::vector<int64_t> shape() const {
+    std::vector<int64_t> nested{size[0]};
+    for (size_t i = 1; i < size.size(); ++i) nested.push_back(stride[i - 1] / stride[i]);
+    nested.push_back(stride.back());
+    return nested;
+  }
+  // The view fills its span: a permutation of a dense block.
+  bool gapless() const {
+    for (size_t i = 1; i < size.size(); ++i) {
+      if (stride[i - 1] / stride[i] != size[i]) return false;
+    }
+    return stride.back() == 1;
+  }
+  // For each stepping dim in view order, its position in stride order.
+  std::vector<int64_t> view_order() const {
+    std::vector<int64_t> order(dims.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return dims[x] < dims[y]; });
+    return order;
+  }
+};
+
+std::optional<NestedView> nested_view(const Operand& o) {
+  NestedView v;
   for (size_t d = 0; d < o.sizes.size(); ++d) {
     if (o.strides[d] < 0) return std::nullopt;
-    if (o.sizes[d] > 1 && o.strides[d] != 0) dims.push_back(static_cast<int64_t>(d));
+    if (o.sizes[d] > 1 && o.strides[d] == 0) v.broadcast = true;
+    if (o.sizes[d] > 1 && o.strides[d] != 0) v.dims.push_back(static_cast<int64_t>(d));
   }
-  std::stable_sort(dims.begin(), dims.end(), [&](int64_t x, int64_t y) { return o.strides[x] > o.strides[y]; });
-  const size_t k = dims.size();
-  std::vector<int64_t> size(k), stride(k);
-  for (size_t i = 0; i < k; ++i) {
-    size[i] = o.sizes[dims[i]];
-    stride[i] = o.strides[dims[i]];
-    if (i > 0 && (stride[i - 1] % stride[i] != 0 || stride[i - 1] / stride[i] < size[i])) return std::nullopt;
+  std::stable_sort(v.dims.begin(), v.dims.end(), [&](int64_t x, int64_t y) { return o.strides[x] > o.strides[y]; });
+  for (size_t i = 0; i < v.dims.size(); ++i) {
+    v.size.push_back(o.sizes[v.dims[i]]);
+    v.stride.push_back(o.strides[v.dims[i]]);
+    if (i > 0 && (v.stride[i - 1] % v.stride[i] != 0 || v.stride[i - 1] / v.stride[i] < v.size[i])) {
+      return std::nullopt;
+    }
   }
+  return v;
+}
+
+// A nested view read without a gather: the span sliced out, reshaped to
+// the nested shape, cut per dim, transposed into place and broadcast along
+// the 0-stride dims.
+std::optional<hlo::Value> read_nested_view(hlo::Builder& b, const hlo::Value& flat, const Operand& o,
+                                           const hlo::Value* offset) {
+  const auto view = nested_view(o);
+  if (!view) return std::nullopt;
+  const size_t k = view->dims.size();
   hlo::Value part;
   if (k == 0) {
     part = b.reshape(window(b, flat, o, offset, 1), {});
   } else {
-    // The nested shape below spans whole strides: up to `span` elements
-    // from the offset, past the view's last element (and maybe the
-    // storage's end); the extra elements are sliced off again.
-    const int64_t span = stride[0] * size[0];
+    const int64_t span = view->span();
     const int64_t n = flat.dims()[0];
     hlo::Value zero = b.constant_splat_int(0, hlo::TensorType::scalar(flat.dtype()));
     if (offset) {
@@ -154,21 +193,47 @@ std::optional<hlo::Value> read_nested_view(hlo::Builder& b, const hlo::Value& fl
       hlo::Value base = o.offset + span > n ? b.pad(flat, zero, {0}, {o.offset + span - n}, {0}) : flat;
       part = window(b, base, o, offset, span);
     }
-    // [size0, stride0/stride1, ..., stride(k-2)/stride(k-1), stride(k-1)]
-    std::vector<int64_t> nested{size[0]};
-    for (size_t i = 1; i < k; ++i) nested.push_back(stride[i - 1] / stride[i]);
-    nested.push_back(stride[k - 1]);
-    part = b.reshape(part, nested);
-    std::vector<int64_t> limits(size);
+    part = b.reshape(part, view->shape());
+    std::vector<int64_t> limits(view->size);
     limits.push_back(1);
-    part = b.reshape(b.slice(part, std::vector<int64_t>(k + 1, 0), limits, std::vector<int64_t>(k + 1, 1)), size);
-    std::vector<int64_t> order(k);  // part dim for each kept view dim, in view order
-    std::iota(order.begin(), order.end(), 0);
-    std::sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return dims[x] < dims[y]; });
-    if (!std::is_sorted(dims.begin(), dims.end())) part = b.transpose(part, order);
+    part = b.reshape(b.slice(part, std::vector<int64_t>(k + 1, 0), limits, std::vector<int64_t>(k + 1, 1)),
+                     view->size);
+    if (!std::is_sorted(view->dims.begin(), view->dims.end())) part = b.transpose(part, view->view_order());
   }
+  std::vector<int64_t> dims = view->dims;
   std::sort(dims.begin(), dims.end());
   return b.broadcast_in_dim(part, o.sizes, dims);
+}
+
+// A write into a nested view that fills its span (a permutation of a dense
+// block: no 0-stride dim, no gap): `value` transposed into memory order is
+// that block, written with one dynamic_update_slice instead of the scatter
+// (and its index tensor) a general strided write needs. One that covers
+// the whole storage (an output allocated in another dim order, as
+// attention's are) becomes the storage's new value outright. Views with
+// gaps keep the scatter: a block write would have to read the gaps back
+// from the storage it writes.
+std::optional<hlo::Value> write_gapless_view(hlo::Builder& b, const hlo::Value& flat, const Operand& dst,
+                                             const hlo::Value& value, const hlo::Value* offset) {
+  const auto view = nested_view(dst);
+  if (!view || view->broadcast || view->dims.empty() || !view->gapless()) return std::nullopt;
+  const size_t k = view->dims.size();
+  // The value's stepping dims (size-1 dims dropped), in memory order.
+  std::vector<int64_t> by_dim = view->dims;
+  std::sort(by_dim.begin(), by_dim.end());
+  std::vector<int64_t> sizes_by_dim;
+  for (int64_t d : by_dim) sizes_by_dim.push_back(dst.sizes[d]);
+  std::vector<int64_t> to_memory_order(k);
+  for (size_t i = 0; i < k; ++i) {
+    to_memory_order[i] = std::lower_bound(by_dim.begin(), by_dim.end(), view->dims[i]) - by_dim.begin();
+  }
+  hlo::Value block = b.reshape(value, sizes_by_dim);
+  if (!std::is_sorted(view->dims.begin(), view->dims.end())) block = b.transpose(block, to_memory_order);
+  block = b.reshape(block, {view->span()});
+  if (!offset && dst.offset == 0 && view->span() == flat.dims()[0]) return block;
+  hlo::Value start =
+      offset ? *offset : b.constant_splat_int(dst.offset, hlo::TensorType::scalar(ElementType::kS64));
+  return b.dynamic_update_slice(flat, block, {start});
 }
 
 }  // namespace
@@ -265,11 +330,13 @@ hlo::Value write_operand(hlo::Builder& b, const Operand& dst, const hlo::Value* 
   hlo::Value flat = storage ? reinterpret(b, b.reshape(*storage, {storage->type().num_elements()}), carrier)
                             : b.constant_splat_int(0, flat_type(dst.dtype, dst.storage_elements));
   if (numel(dst.sizes) > 0) {
-    hlo::Value update = b.reshape(carrier == dst.dtype ? value : b.convert(value, carrier), {numel(dst.sizes)});
+    const hlo::Value converted = carrier == dst.dtype ? value : b.convert(value, carrier);
     if (is_contiguous(dst)) {
       hlo::Value start =
           offset ? *offset : b.constant_splat_int(dst.offset, hlo::TensorType::scalar(ElementType::kS64));
-      flat = b.dynamic_update_slice(flat, update, {start});
+      flat = b.dynamic_update_slice(flat, b.reshape(converted, {numel(dst.sizes)}), {start});
+    } else if (auto written = write_gapless_view(b, flat, dst, converted, offset)) {
+      flat = *written;
     } else {
       hlo::ScatterDims dims;
       dims.inserted_window_dims = {0};
@@ -279,6 +346,7 @@ hlo::Value write_operand(hlo::Builder& b, const Operand& dst, const hlo::Value* 
       auto overwrite = [](hlo::Builder&, const std::vector<hlo::Value>& args) {
         return std::vector<hlo::Value>{args[1]};
       };
+      hlo::Value update = b.reshape(converted, {numel(dst.sizes)});
       flat = b.scatter({flat}, indices, {update}, dims, overwrite, false, true)[0];
     }
   }

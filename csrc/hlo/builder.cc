@@ -127,6 +127,54 @@ void Builder::append_value_name(std::string& out, const Value& v) const {
 
 // ---- Ops -------------------------------------------------------------------
 
+namespace {
+
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+}  // namespace
+
+Builder::Flow Builder::flow_of(std::string_view op_name) {
+  static constexpr std::string_view kSameBuffer[] = {
+      "stablehlo.reshape", "stablehlo.bitcast_convert", "stablehlo.dynamic_update_slice", "stablehlo.scatter"};
+  static constexpr std::string_view kMaterialized[] = {
+      "stablehlo.dot_general", "stablehlo.convolution", "stablehlo.while", "stablehlo.case", "stablehlo.sort",
+      "stablehlo.custom_call", "stablehlo.fft", "stablehlo.rng_bit_generator", "stablehlo.triangular_solve",
+      "stablehlo.cholesky", "stablehlo.all_reduce", "stablehlo.all_gather", "stablehlo.all_to_all",
+      "stablehlo.reduce_scatter", "stablehlo.collective_permute", "func.call"};
+  for (std::string_view name : kSameBuffer) {
+    if (op_name == name) return Flow::kSameBuffer;
+  }
+  for (std::string_view name : kMaterialized) {
+    if (op_name == name) return Flow::kMaterialized;
+  }
+  return starts_with(op_name, "chlo.") || starts_with(op_name, "stablehlo.") ? Flow::kFusible : Flow::kMaterialized;
+}
+
+bool Builder::update_reads_operand(const Value& x, const Value& update) const {
+  // x's buffer may be that of the values x was made from in place.
+  std::unordered_set<int> buffer{x.id_};
+  for (int id = x.id_; records_[id].flow == Flow::kSameBuffer && !records_[id].operands.empty();) {
+    id = records_[id].operands[0];
+    buffer.insert(id);
+  }
+  // Walk back from the update through what XLA could fuse with it; past
+  // the budget, assume the worst.
+  constexpr size_t kBudget = 4096;
+  std::unordered_set<int> seen;
+  std::vector<int> pending{update.id_};
+  while (!pending.empty()) {
+    const int id = pending.back();
+    pending.pop_back();
+    if (!seen.insert(id).second) continue;
+    if (buffer.count(id)) return true;
+    if (seen.size() > kBudget) return true;
+    const ValueRecord& record = records_[id];
+    if (record.flow == Flow::kMaterialized) continue;
+    pending.insert(pending.end(), record.operands.begin(), record.operands.end());
+  }
+  return false;
+}
+
 int Builder::reserve_id() {
   int id = static_cast<int>(records_.size());
   ValueRecord record;
@@ -144,7 +192,11 @@ std::vector<Value> Builder::append_op(
   for (const TensorType& t : result_types) check::valid_type(op_name, t);
 
   const int num_results = static_cast<int>(result_types.size());
-  records_[id].num_results = num_results;
+  ValueRecord& record = records_[id];
+  record.num_results = num_results;
+  record.flow = flow_of(op_name);
+  record.operands.reserve(operands.size());
+  for (const Value& v : operands) record.operands.push_back(v.id_);
 
   std::string& out = blocks_.back().text;
   out.append(blocks_.back().indent, ' ');

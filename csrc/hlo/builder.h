@@ -286,10 +286,19 @@ class Builder {
 
  private:
   // Per SSA id: where it was defined and how it prints.
+  // How an op's result relates to its operands' buffers, for
+  // update_reads_operand.
+  enum class Flow : uint8_t {
+    kFusible,      // XLA may compute it inside a consumer's loop fusion
+    kMaterialized, // computed apart (dot, convolution, control flow, calls)
+    kSameBuffer,   // may reuse operand 0's buffer (reshape, bitcast, DUS, scatter)
+  };
   struct ValueRecord {
     int scope = 0;           // region instance that defines it (0 = @main)
     int num_results = 0;     // ops with several results print %id#i
     int parameter_index = -1;  // >= 0: a @main argument, printed %argN
+    Flow flow = Flow::kFusible;
+    std::vector<int> operands;  // ids of the defining op's operands
   };
   // A block being filled; regions nest, so these form a stack.
   struct OpenBlock {
@@ -323,6 +332,11 @@ class Builder {
   std::string build_reducer_region(std::string_view op_name,
                                    const std::vector<ElementType>& dtypes,
                                    const RegionFn& body);
+
+  static Flow flow_of(std::string_view op_name);
+  // Whether `update` may read `x`'s buffer inside the loop fusion XLA
+  // makes of a dynamic_update_slice of x (see dynamic_update_slice).
+  bool update_reads_operand(const Value& x, const Value& update) const;
 
   void check_open(std::string_view op_name) const;
   void check_operand(std::string_view op_name, const Value& v) const;

@@ -144,6 +144,21 @@ Value Builder::dynamic_update_slice(const Value& x, const Value& update,
     }
   }
   check_start_indices(op, starts, x.rank());
+  if (update_reads_operand(x, update)) {
+    // XLA's CPU compiler (xla-cpu-pjrt 0.0.1) can emit a fused
+    // dynamic_update_slice in place while the update, fused into the same
+    // loop, still reads the operand's buffer elsewhere: it then reads
+    // elements it has already overwritten (b[2:5] = b[:3] + 10 read b[2]
+    // after writing it, in a fused graph that also read b afterwards). A
+    // select over the whole operand reads each of its elements at that
+    // element's own index only, which XLA handles; it costs a pass over
+    // the operand, and only such self-reading writes take it.
+    const TensorType flags(ElementType::kPred, x.dims());
+    Value placed = dynamic_update_slice(constant_splat_int(0, x.type()), update, starts);
+    Value inside = dynamic_update_slice(constant_splat_int(0, flags),
+                                        constant_splat_int(1, TensorType(ElementType::kPred, update.dims())), starts);
+    return select(inside, placed, x);
+  }
   std::vector<Value> operands;
   operands.reserve(starts.size() + 2);
   operands.push_back(x);
