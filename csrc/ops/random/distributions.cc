@@ -201,6 +201,17 @@ MultinomialResult lower_multinomial(hlo::Builder& b, const hlo::Value& seed, con
       hlo::Value head = b.slice(cdf, {0, 0}, {rows, cats - shift}, {1, 1});
       cdf = b.add(cdf, b.pad(head, zero, {0, shift}, {0, 0}, {0, 0}));
     }
+    // The shifted adds sum each prefix in its own order, so the cdf of a
+    // zero-weight category can come out an ulp above its predecessor's
+    // (or below): a sliver of the line that would draw it. Carrying the
+    // last positive category's cdf forward (a running maximum, exact) gives
+    // zero-weight categories zero width and keeps the cdf sorted.
+    hlo::Value positive = b.compare(p, b.constant_splat(0.0, pt), "GT");
+    cdf = b.select(positive, cdf, b.constant_splat(0.0, pt));
+    for (int64_t shift = 1; shift < cats; shift *= 2) {
+      hlo::Value head = b.slice(cdf, {0, 0}, {rows, cats - shift}, {1, 1});
+      cdf = b.maximum(cdf, b.pad(head, zero, {0, shift}, {0, 0}, {0, 0}));
+    }
     hlo::Value total = b.reshape(b.slice(cdf, {0, cats - 1}, {rows, cats}, {1, 1}), {rows});
     const std::vector<int64_t> sdims{rows, num_samples};
     hlo::Value u = unit_uniform(b, seed, offset, sdims, ct, 1)[0];
@@ -228,7 +239,6 @@ MultinomialResult lower_multinomial(hlo::Builder& b, const hlo::Value& seed, con
     // Rounding can put target at the row total: never past the last
     // category of positive weight.
     hlo::Value cat_index = b.iota(hlo::TensorType(ElementType::kS32, {rows, cats}), 1);
-    hlo::Value positive = b.compare(p, b.constant_splat(0.0, pt), "GT");
     hlo::Value last = reduce_dim(b, b.select(positive, cat_index, b.constant_splat_int(0, cat_index.type())), 1,
                                  /*max=*/true);
     pos = b.minimum(pos, b.broadcast_in_dim(last, sdims, {0}));
