@@ -302,3 +302,25 @@ def test_complex_logcumsumexp():
     for dim in (0, 1):
         assert_same(lambda t: torch.logcumsumexp(t, dim), x)
     assert_grad(lambda t: torch.logcumsumexp(t, 0), make((5, 3), torch.complex128, 15), rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128], ids=str)
+@pytest.mark.parametrize("power", ["rsqrt", 0.5, -0.5, 2, 3, -2, 2 + 0j, 0.5 + 0j, -0.5 + 0j], ids=str)
+def test_complex_special_powers_are_exact_as_on_cpu(dtype, power):
+    # CPU computes these without pow (sqrt, 1 / sqrt, products), so on the
+    # negative real axis they are exact: rsqrt(-1) is -1j, not -4e-8 - 1j
+    # (the polar form's), whose negative real part left the principal branch.
+    z = torch.tensor([-1 + 0j, -4 + 0j, 2 - 3j, 0.5 + 0.25j, -2 - 0j, 9 + 0j], dtype=dtype)
+    op = torch.rsqrt if power == "rsqrt" else (lambda x: x ** power)
+    want, got = op(z), op(z.to("tpu")).cpu()
+    torch.testing.assert_close(got, want, rtol=2e-7 if dtype == torch.complex64 else 1e-15, atol=0)
+    on_axis = z.imag == 0
+    assert torch.equal(got[on_axis], want[on_axis])
+
+
+def test_real_tensor_to_a_complex_power_with_zero_imaginary_part():
+    r = torch.tensor([-1.0, -4.0, 2.5])
+    for power in (2 + 0j, 0.5 + 0j):
+        want, got = r ** power, (r.to("tpu") ** power).cpu()
+        assert got.dtype == want.dtype == torch.complex64
+        assert torch.equal(got, want)

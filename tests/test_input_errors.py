@@ -94,6 +94,14 @@ def test_small_errors_of_their_own_kind():
     assert torch.ones(2, device="tpu").sum().item() == 2  # one error per call: nothing left pending
 
 
+def test_complex_arguments_refused_with_cpus_words():
+    z = torch.ones(2, dtype=torch.complex64)
+    raises_like_cpu(torch.minimum, z, z, match="^minimum not implemented for complex")
+    raises_like_cpu(lambda x: torch.add(x, x, alpha=1j), torch.ones(2), match="alpha must not be a complex")
+    raises_like_cpu(lambda x, i: x.index_fill_(0, i, 1j), torch.ones(3), torch.tensor([0]),
+                    match="Converting complex Scalar to non-complex")
+
+
 @pytest.mark.parametrize("offsets", [[1], [0, 5]], ids=["first not 0", "past the end"])
 def test_embedding_bag_offsets_are_checked(offsets):
     raises_like_cpu(lambda w, i, o: F.embedding_bag(i, w, o), torch.randn(10, 3), torch.tensor([1, 2, 3, 4]),

@@ -745,3 +745,28 @@ def test_standard_gamma_of_a_concentration_that_is_not_positive_is_the_smallest_
     # CPU's std::max(smallest normal, sample) turns the NaN sample into it.
     alpha = torch.tensor([-1.0, 0.0, float("nan")])
     torch.testing.assert_close(torch._standard_gamma(alpha.to("tpu")).cpu(), torch._standard_gamma(alpha))
+
+
+def test_bernoulli_takes_a_cpu_probability_tensor_as_cuda_does():
+    p = torch.tensor([0.0, 1.0, 0.0, 1.0])
+    got = torch.empty(2, 4, device=TPU).bernoulli_(p).cpu()
+    assert torch.equal(got, p.expand(2, 4))
+
+
+@pytest.mark.parametrize("call", [
+    lambda t: torch.normal(t, t, out=torch.empty(3)),
+    lambda t: torch.bernoulli(t * 0.5, out=torch.empty(3)),
+    lambda t: torch.binomial(torch.ones(3), t * 0.5),
+], ids=["normal_out", "bernoulli_out", "binomial"])
+def test_random_op_mixing_devices_names_the_devices(call):
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        call(torch.ones(3, device=TPU))
+
+
+def test_rng_state_offset_helpers_as_in_torch_cuda():
+    torch.tpu.manual_seed(5)
+    start = torch.tpu._get_rng_state_offset()
+    first = torch.rand(8, device=TPU).cpu()
+    assert torch.tpu._get_rng_state_offset() > start
+    torch.tpu._set_rng_state_offset(start)
+    assert torch.equal(torch.rand(8, device=TPU).cpu(), first)

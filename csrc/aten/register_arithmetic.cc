@@ -96,6 +96,8 @@ Prepared prepare(Binary op, const at::Tensor& self, const at::Tensor& other,
   if ((op == Binary::kAdd || op == Binary::kSub) && !(alpha.isIntegral(true) && alpha.toLong() == 1)) {
     TORCH_CHECK(!c10::isIntegralType(dtype, true) || alpha.isIntegral(true),
                 "For integral input tensors, argument alpha must not be a floating point number.");
+    TORCH_CHECK(c10::isComplexType(dtype) || !alpha.isComplex(),
+                "For non-complex input tensors, argument alpha must not be a complex number.");
     p.call.scalars.push_back({out, alpha});
     p.has_alpha = true;
   }

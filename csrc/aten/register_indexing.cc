@@ -383,6 +383,8 @@ at::Tensor index_fill_any(const at::Tensor& self, int64_t dim_in, const at::Tens
       scalar_value = false;
     }
   } else {
+    TORCH_CHECK(!value->isComplex() || self.is_complex(),
+                "index_fill_(): Converting complex Scalar to non-complex type is not supported");
     call.scalars.push_back({type, checked_cast_scalar(*value, self.scalar_type())});
   }
   call.attributes.push_back(scalar_value ? 's' : 't');

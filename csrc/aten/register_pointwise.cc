@@ -168,21 +168,21 @@ const Lower kMaximum = [](hlo::Builder& b, const std::vector<hlo::Value>& v, Ele
 const Lower kMinimum = [](hlo::Builder& b, const std::vector<hlo::Value>& v, ElementType out) {
   return ops::lower_minimum(b, v[0], v[1], out);
 };
-c10::ScalarType minmax_dtype(const at::Tensor& s, const at::Tensor& o) {
-  TORCH_CHECK(!s.is_complex() && !o.is_complex(), "maximum not implemented for complex tensors.");
+c10::ScalarType minmax_dtype(const char* name, const at::Tensor& s, const at::Tensor& o) {
+  TORCH_CHECK(!s.is_complex() && !o.is_complex(), name, " not implemented for complex tensors.");
   return at::result_type(s, o);
 }
 at::Tensor maximum(const at::Tensor& s, const at::Tensor& o) {
-  return functional("aten::maximum", {{&s}, {&o}}, minmax_dtype(s, o), kMaximum);
+  return functional("aten::maximum", {{&s}, {&o}}, minmax_dtype("maximum", s, o), kMaximum);
 }
 at::Tensor& maximum_out(const at::Tensor& s, const at::Tensor& o, at::Tensor& out) {
-  return into("aten::maximum", {{&s}, {&o}}, minmax_dtype(s, o), kMaximum, out, false);
+  return into("aten::maximum", {{&s}, {&o}}, minmax_dtype("maximum", s, o), kMaximum, out, false);
 }
 at::Tensor minimum(const at::Tensor& s, const at::Tensor& o) {
-  return functional("aten::minimum", {{&s}, {&o}}, minmax_dtype(s, o), kMinimum);
+  return functional("aten::minimum", {{&s}, {&o}}, minmax_dtype("minimum", s, o), kMinimum);
 }
 at::Tensor& minimum_out(const at::Tensor& s, const at::Tensor& o, at::Tensor& out) {
-  return into("aten::minimum", {{&s}, {&o}}, minmax_dtype(s, o), kMinimum, out, false);
+  return into("aten::minimum", {{&s}, {&o}}, minmax_dtype("minimum", s, o), kMinimum, out, false);
 }
 
 }  // namespace

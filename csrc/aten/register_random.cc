@@ -51,10 +51,17 @@ using Gen = std::optional<at::Generator>;
 // (seed, offset) for a random op on `device` drawing `counters` counter
 // values; a generator of another device type is refused as CUDA refuses it.
 std::pair<uint64_t, uint64_t> seed_offset(const Gen& generator, c10::Device device, uint64_t counters) {
-  // A tpu generator given to a CPU op (torch.randperm(n, generator=g)) sends
-  // it here by the generator's dispatch key; CUDA words the refusal so.
-  TORCH_CHECK(device.type() == TpuGeneratorImpl::device_type(), "Expected a '", device.type(),
-              "' device type for generator but found '", TpuGeneratorImpl::device_type(), "'");
+  if (device.type() != TpuGeneratorImpl::device_type()) {
+    // A tpu generator given to a CPU op (torch.randperm(n, generator=g))
+    // sends it here by the generator's dispatch key; CUDA words the refusal
+    // so. Without one, a tpu operand of an op writing a CPU tensor did.
+    const bool tpu_generator = generator.has_value() && generator->defined() &&
+                               generator->device().type() == TpuGeneratorImpl::device_type();
+    TORCH_CHECK(!tpu_generator, "Expected a '", device.type(), "' device type for generator but found '",
+                TpuGeneratorImpl::device_type(), "'");
+    TORCH_CHECK(false, "Expected all tensors to be on the same device, but found at least two devices, ",
+                c10::Device(TpuGeneratorImpl::device_type(), 0), " and ", device, "!");
+  }
   if (generator.has_value() && generator->defined()) {
     TORCH_CHECK(generator->device().type() == TpuGeneratorImpl::device_type(), "Expected a '",
                 TpuGeneratorImpl::device_type(), "' device type for generator but found '",
@@ -436,8 +443,11 @@ at::Tensor& bernoulli_float_(at::Tensor& self, double p, Gen gen) {
   return self;
 }
 
-at::Tensor& bernoulli_tensor_(at::Tensor& self, const at::Tensor& p, Gen gen) {
+at::Tensor& bernoulli_tensor_(at::Tensor& self, const at::Tensor& p_in, Gen gen) {
   if (self.numel() == 0) return self;
+  // CUDA's kernel moves p to self's device first (a CPU p of any shape).
+  const bool moves = self.device().type() == TpuGeneratorImpl::device_type() && p_in.device().is_cpu();
+  const at::Tensor p = moves ? p_in.to(self.device()) : p_in;
   check_bernoulli_self(self, "bernoulli_tensor_tpu_self_");
   if (!is_float(p.scalar_type())) not_implemented_for("bernoulli_tensor_tpu_p_", p.scalar_type());
   (void)p.expand(self.sizes());  // CPU's expandability error

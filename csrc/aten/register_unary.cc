@@ -400,7 +400,8 @@ struct PowScalarCall {
 PowScalarCall pow_scalar_call(const at::Tensor& self, const c10::Scalar& exponent) {
   PowScalarCall p;
   p.result = at::result_type(self, exponent);
-  const double e = exponent.toDouble();
+  // (A complex exponent gets here only with a zero imaginary part.)
+  const double e = exponent.isComplex() ? exponent.toComplexDouble().real() : exponent.toDouble();
   if (c10::isIntegralType(p.result, true) && exponent.isIntegral(true)) {
     TORCH_CHECK(e >= 0, "Integers to negative integer powers are not allowed.");
   }
@@ -411,7 +412,8 @@ PowScalarCall pow_scalar_call(const at::Tensor& self, const c10::Scalar& exponen
   if (p.result == ScalarType::BFloat16) (void)exponent.to<at::BFloat16>();
   p.call.tensors.push_back(self);
   append_type(p.call.attributes, p.result);
-  if (ops::is_special_pow_exponent(e) && (e == 0 || e == 1 || e == 2 || e == 3 || c10::isFloatingType(p.result))) {
+  if (ops::is_special_pow_exponent(e) && (e == 0 || e == 1 || e == 2 || e == 3 || c10::isFloatingType(p.result) ||
+                                          c10::isComplexType(p.result))) {
     p.special = e;
     p.call.attributes.append(std::to_string(e));
   } else {
@@ -434,15 +436,24 @@ LoweringBody pow_scalar_body(const PowScalarCall& p) {
   };
 }
 
+// CPU computes a power whose exponent is one of the special values (a
+// complex one included, when its imaginary part is 0) without pow: z ** 2
+// as z * z, z ** 0.5 as sqrt(z), exactly where the polar form is not.
+bool general_complex_exponent(const c10::Scalar& exponent) {
+  if (!exponent.isComplex()) return false;
+  const auto e = exponent.toComplexDouble();
+  return e.imag() != 0 || !ops::is_special_pow_exponent(e.real());
+}
+
 at::Tensor pow_tensor_scalar(const at::Tensor& self, const c10::Scalar& exponent) {
-  if (exponent.isComplex()) return pow_tensor_tensor(self, wrapped_complex(exponent));
+  if (general_complex_exponent(exponent)) return pow_tensor_tensor(self, wrapped_complex(exponent));
   PowScalarCall p = pow_scalar_call(self, exponent);
   return in_iterator_layout(run_op(p.call, pow_scalar_body(p)).at(0), p.call.tensors);
 }
 
 at::Tensor& pow_tensor_scalar_into(const at::Tensor& self, const c10::Scalar& exponent, at::Tensor& out,
                                    bool inplace) {
-  if (exponent.isComplex()) return pow_tensor_tensor_into(self, wrapped_complex(exponent), out, inplace);
+  if (general_complex_exponent(exponent)) return pow_tensor_tensor_into(self, wrapped_complex(exponent), out, inplace);
   PowScalarCall p = pow_scalar_call(self, exponent);
   check_castable(p.result, out);
   prepare_out(out, self.sizes(), inplace, {self});

@@ -360,6 +360,7 @@ def _set_runtime_callbacks() -> None:
 
 from torch_tpu.tpu.memory import *  # noqa: E402,F401,F403
 from torch_tpu.tpu.random import *  # noqa: E402,F401,F403
+from torch_tpu.tpu.random import _get_rng_state_offset, _set_rng_state_offset  # noqa: E402,F401
 
 __all__ = [
     "Event",

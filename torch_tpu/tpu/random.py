@@ -64,6 +64,25 @@ def set_rng_state(new_state: torch.Tensor, device: Any = "tpu") -> None:
     tpu._lazy_call(cb)
 
 
+def _get_rng_state_offset(device: Any = "tpu") -> int:
+    """The offset of a tpu device's generator (torch.cuda's private helper
+    of the same name, which checkpointing code calls)."""
+    tpu = _tpu()
+    tpu._lazy_init()
+    return _generator(tpu._device_index(device)).get_offset()
+
+
+def _set_rng_state_offset(offset: int, device: Any = "tpu") -> None:
+    """Sets the offset of a tpu device's generator."""
+    tpu = _tpu()
+    offset = int(offset)
+
+    def cb():
+        _generator(tpu._device_index(device)).set_offset(offset)
+
+    tpu._lazy_call(cb)
+
+
 def set_rng_state_all(new_states: Iterable[torch.Tensor]) -> None:
     for i, state in enumerate(new_states):
         set_rng_state(state, i)

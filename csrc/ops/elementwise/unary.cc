@@ -83,6 +83,13 @@ hlo::Value trunc(hlo::Builder& b, const hlo::Value& x) {
   return b.select(b.compare(x, splat_like(b, 0, x), "LT"), b.ceil(x), b.floor(x));
 }
 
+// sqrt on the principal branch; complex through its symmetry, so that
+// sqrt(-1) is exactly 1j.
+hlo::Value principal_sqrt(hlo::Builder& b, const hlo::Value& x) {
+  if (is_complex(x.dtype())) return by_symmetry(b, x, false, [&](const hlo::Value& z) { return b.sqrt(z); });
+  return b.sqrt(x);
+}
+
 // The float ops, on a value already in its (at least f32) compute type.
 hlo::Value float_op(hlo::Builder& b, UnaryOp op, const hlo::Value& x) {
   switch (op) {
@@ -94,10 +101,11 @@ hlo::Value float_op(hlo::Builder& b, UnaryOp op, const hlo::Value& x) {
     // keeps exact powers of the base exact.
     case UnaryOp::kLog2: return divide_by_real(b, b.log(x), std::log(2.0));
     case UnaryOp::kLog10: return divide_by_real(b, b.log(x), std::log(10.0));
-    case UnaryOp::kSqrt:
-      if (is_complex(x.dtype())) return by_symmetry(b, x, false, [&](const hlo::Value& z) { return b.sqrt(z); });
-      return b.sqrt(x);
-    case UnaryOp::kRsqrt: return b.rsqrt(x);
+    case UnaryOp::kSqrt: return principal_sqrt(b, x);
+    // Complex: 1 / sqrt(z), as CPU computes it (XLA's complex rsqrt goes
+    // through the polar form: rsqrt(-1) came out -4e-8 - 1j).
+    case UnaryOp::kRsqrt:
+      return is_complex(x.dtype()) ? b.divide(splat_like(b, 1, x), principal_sqrt(b, x)) : b.rsqrt(x);
     case UnaryOp::kSin: return is_complex(x.dtype()) ? complex_sin(b, x) : b.sine(x);
     case UnaryOp::kCos: return is_complex(x.dtype()) ? complex_cos(b, x) : b.cosine(x);
     case UnaryOp::kTan: return b.tan(x);
@@ -284,9 +292,9 @@ hlo::Value lower_pow_special(hlo::Builder& b, const hlo::Value& input, double e,
   } else if (e == 3) {
     r = b.multiply(b.multiply(x, x), x);
   } else if (e == 0.5) {
-    r = b.sqrt(x);
+    r = principal_sqrt(b, x);
   } else if (e == -0.5) {
-    r = b.rsqrt(x);
+    r = is_complex(x.dtype()) ? b.divide(splat_like(b, 1, x), principal_sqrt(b, x)) : b.rsqrt(x);
   } else if (e == -1) {
     r = b.divide(splat_like(b, 1, x), x);
   } else if (e == -2) {
