@@ -5,6 +5,8 @@ meaning, and gradients through autograd."""
 
 from __future__ import annotations
 
+import itertools
+import math
 import subprocess
 import sys
 import tempfile
@@ -324,3 +326,17 @@ def test_real_tensor_to_a_complex_power_with_zero_imaginary_part():
         want, got = r ** power, (r.to("tpu") ** power).cpu()
         assert got.dtype == want.dtype == torch.complex64
         assert torch.equal(got, want)
+
+
+@pytest.mark.parametrize("name", ["atanh", "atan", "asinh", "asin"])
+def test_complex_inverse_functions_keep_nan_parts_as_cpu(name):
+    # XLA's atanh made atanh(nan + 0j) nan + 1.5708j; C99 Annex G (CPU)
+    # keeps the NaN in both parts except where it names a limit.
+    parts = [math.nan, math.inf, -math.inf, 0.0, -0.0, 1.0, -2.5, 1e30]
+    z = torch.tensor([complex(a, b) for a, b in itertools.product(parts, parts) if math.isnan(a) or math.isnan(b)],
+                     dtype=torch.complex64)
+    f = getattr(torch, name)
+    want, got = f(z), f(z.to("tpu")).cpu()
+    for w, g in ((want.real, got.real), (want.imag, got.imag)):
+        assert torch.equal(w.isnan(), g.isnan())
+        assert torch.equal(w[~w.isnan()], g[~g.isnan()])

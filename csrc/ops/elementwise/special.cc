@@ -483,16 +483,58 @@ hlo::Value inverse(hlo::Builder& b, const char* name, const hlo::Value& x, bool 
   return by_symmetry(b, x, odd, [&](const hlo::Value& z) { return b.unary(name, z); });
 }
 
+// XLA's complex atanh and asinh turn some NaN parts into finite ones
+// (atanh(NaN + 0i) = NaN + pi/2 i). These put back C99 Annex G's values,
+// which CPU gives: a NaN part propagates to both parts except where the
+// annex names a limit.
+hlo::Value complex_atanh(hlo::Builder& b, const hlo::Value& z) {
+  hlo::Value r = inverse(b, "chlo.atanh", z, true);
+  hlo::Value x = b.real(z), y = b.imag(z), re = b.real(r), im = b.imag(r);
+  hlo::Value nan = k(b, NAN, x), zero = k(b, 0, x);
+  hlo::Value x_nan = b.compare(x, x, "NE"), y_nan = b.compare(y, y, "NE");
+  hlo::Value y_inf = b.compare(b.abs(y), k(b, INFINITY, y), "EQ");
+  hlo::Value x_inf = b.compare(b.abs(x), k(b, INFINITY, x), "EQ");
+  hlo::Value x_zero = b.compare(x, zero, "EQ");
+  // atanh(NaN + yi) = NaN + NaN i unless y is infinite (then +-0 +- pi/2 i);
+  // atanh(x + NaN i) = +-0 + NaN i for x = +-0 or +-inf, else NaN + NaN i.
+  im = b.select(b.or_(b.and_(x_nan, b.not_(y_inf)), y_nan), nan, im);
+  hlo::Value zero_like_x = b.select(b.compare(x, zero, "LT"), k(b, -0.0, x), zero);
+  re = b.select(y_nan, b.select(x_zero, x, b.select(x_inf, zero_like_x, nan)), re);
+  return b.complex(re, im);
+}
+
+hlo::Value complex_asinh(hlo::Builder& b, const hlo::Value& z) {
+  hlo::Value r = inverse(b, "chlo.asinh", z, true);
+  hlo::Value x = b.real(z), y = b.imag(z), re = b.real(r), im = b.imag(r);
+  hlo::Value nan = k(b, NAN, x), zero = k(b, 0, x);
+  hlo::Value x_nan = b.compare(x, x, "NE"), y_nan = b.compare(y, y, "NE");
+  hlo::Value y_zero = b.compare(y, zero, "EQ");
+  hlo::Value y_finite_nonzero = b.and_(b.is_finite(y), b.not_(y_zero));
+  // asinh(NaN + 0i) = NaN + 0i (the zero's sign kept); asinh(NaN + yi) =
+  // NaN + NaN i for finite nonzero y; asinh(NaN +- inf i) = +-inf + NaN i.
+  im = b.select(b.and_(x_nan, y_zero), y, b.select(b.or_(x_nan, y_nan), nan, im));
+  re = b.select(b.and_(x_nan, y_finite_nonzero), nan, re);
+  return b.complex(re, im);
+}
+
+// f(z) = -i g(i z): atan from atanh and asin from asinh, so that their
+// NaN parts follow the annex too (it defines them so).
+hlo::Value rotated(hlo::Builder& b, const hlo::Value& z, hlo::Value (*g)(hlo::Builder&, const hlo::Value&)) {
+  hlo::Value iz = b.complex(b.negate(b.imag(z)), b.real(z));
+  hlo::Value w = g(b, iz);
+  return b.complex(b.imag(w), b.negate(b.real(w)));
+}
+
 hlo::Value special(hlo::Builder& b, SpecialOp op, const hlo::Value& x) {
   switch (op) {
-    case SpecialOp::kAsin: return inverse(b, "chlo.asin", x, true);
+    case SpecialOp::kAsin: return is_complex(x.dtype()) ? rotated(b, x, complex_asinh) : inverse(b, "chlo.asin", x, true);
     case SpecialOp::kAcos: return inverse(b, "chlo.acos", x, false);
-    case SpecialOp::kAtan: return inverse(b, "chlo.atan", x, true);
+    case SpecialOp::kAtan: return is_complex(x.dtype()) ? rotated(b, x, complex_atanh) : inverse(b, "chlo.atan", x, true);
     case SpecialOp::kSinh: return is_complex(x.dtype()) ? complex_sinh(b, x) : b.unary("chlo.sinh", x);
     case SpecialOp::kCosh: return is_complex(x.dtype()) ? complex_cosh(b, x) : b.unary("chlo.cosh", x);
-    case SpecialOp::kAsinh: return inverse(b, "chlo.asinh", x, true);
+    case SpecialOp::kAsinh: return is_complex(x.dtype()) ? complex_asinh(b, x) : inverse(b, "chlo.asinh", x, true);
     case SpecialOp::kAcosh: return inverse(b, "chlo.acosh", x, false);
-    case SpecialOp::kAtanh: return inverse(b, "chlo.atanh", x, true);
+    case SpecialOp::kAtanh: return is_complex(x.dtype()) ? complex_atanh(b, x) : inverse(b, "chlo.atanh", x, true);
     case SpecialOp::kExp2: return is_complex(x.dtype()) ? complex_exp2(b, x) : b.power(k(b, 2, x), x);
     case SpecialOp::kErfc: return b.unary("chlo.erfc", x);
     case SpecialOp::kLgamma: return lgamma(b, x);
