@@ -692,3 +692,31 @@ def test_margin_loss_errors():
     assert_same(lambda a, t, w: F.multi_margin_loss(a, t, weight=w), x, torch.tensor([1, 0, 4]), torch.ones(4))
     assert_same(lambda a, t: F.multilabel_margin_loss(a, t), x, torch.tensor([[1, 0, -1]] * 3))
     assert_same(lambda a, t: F.multi_margin_loss(a, t), torch.randn(2, 3, 4), torch.tensor([1, 0]))
+
+
+def test_forward_ad_missing_tangents_are_exact_zeros():
+    # A missing tangent is a ZeroTensor, as on CPU and CUDA: multiplied by
+    # an infinite value it stays 0 (a zero-filled tensor would give NaN).
+    from torch.func import jacfwd, jvp
+
+    x = torch.tensor([float("inf"), 1.0, 2.0])
+    y = torch.tensor([2.0, 0.0, 3.0])
+    got = jvp(lambda a: a * to_tpu(y), (to_tpu(x),), (to_tpu(torch.ones(3)),))[1].cpu()
+    assert torch.equal(got, jvp(lambda a: a * y, (x,), (torch.ones(3),))[1])
+
+    mask = torch.ones(3, 3, dtype=torch.bool).triu(1)
+    s, scale = torch.randn(3, 3), torch.tensor(0.5)
+
+    def attention(z, m, c):
+        return (z.masked_fill(m, float("-inf")) * c).softmax(-1)
+
+    want = jvp(lambda z: attention(z, mask, scale), (s,), (torch.ones(3, 3),))[1]
+    got = jvp(lambda z: attention(z, to_tpu(mask), to_tpu(scale)), (to_tpu(s),), (to_tpu(torch.ones(3, 3)),))[1]
+    torch.testing.assert_close(got.cpu(), want)
+
+    target = torch.tensor([0.0, 1.0, 1.0])
+    logits = torch.tensor([-40.0, 0.0, 40.0])
+    want = jacfwd(lambda v: F.binary_cross_entropy(torch.sigmoid(v), target))(logits)
+    got = jacfwd(lambda v: F.binary_cross_entropy(torch.sigmoid(v), to_tpu(target)))(to_tpu(logits))
+    torch.testing.assert_close(got.cpu(), want)
+    assert torch._efficientzerotensor((2,), device="tpu")._is_zerotensor()

@@ -16,7 +16,9 @@
 #include <ATen/TensorOperators.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/core/Tensor.h>
+#include <ATen/EmptyTensor.h>
 #include <ATen/native/Resize.h>
+#include <ATen/native/TensorFactories.h>
 #include <ATen/ops/add.h>
 #include <ATen/ops/clamp_min.h>
 #include <ATen/ops/clamp_max.h>
@@ -78,6 +80,7 @@
 #include <vector>
 
 #include "aten/deferred_checks.h"
+#include "aten/device_guard.h"
 #include "aten/op_runner.h"
 #include "aten/out_args.h"
 #include "aten/result_layout.h"
@@ -480,12 +483,21 @@ Tensor& tpu_col2im_out(const Tensor& self, c10::SymIntArrayRef output_size, c10:
   return write_out(out, tpu_col2im(self, output_size, kernel, dilation, padding, stride));
 }
 
-// A plain zero tensor: tpu has no ZeroTensor storage trick.
+// A ZeroTensor, as CPU and CUDA make it: no storage, and the ZeroTensor
+// dispatch key, so that forward-mode AD's missing tangents multiply as
+// exact zeros (mul_zerotensor) instead of as zero-filled tensors, where
+// 0 * inf would be NaN (the jvp of masked attention or of a saturated
+// sigmoid). Ops without a ZeroTensor kernel see it as zeros through
+// PyTorch's ZeroTensor fallback.
 Tensor tpu_efficientzerotensor(c10::SymIntArrayRef size, std::optional<c10::ScalarType> dtype,
-                           std::optional<c10::Layout> layout, std::optional<c10::Device> device,
-                           std::optional<bool> pin_memory) {
-  return at::zeros(C10_AS_INTARRAYREF_SLOW(size),
-                   at::TensorOptions().dtype(dtype).layout(layout).device(device).pinned_memory(pin_memory));
+                               std::optional<c10::Layout> /*layout*/, std::optional<c10::Device> device,
+                               std::optional<bool> /*pin_memory*/) {
+  c10::Device target = device.value_or(c10::Device(c10::DeviceType::PrivateUse1));
+  if (!target.has_index()) target.set_index(current_device_index());
+  at::native::ZeroTensorAllocator allocator(target);
+  const auto keys = c10::DispatchKeySet(c10::DispatchKey::PrivateUse1) | c10::DispatchKeySet(c10::DispatchKey::ZeroTensor);
+  return at::detail::empty_generic(C10_AS_INTARRAYREF_SLOW(size), &allocator, keys,
+                                   dtype.value_or(c10::get_default_dtype_as_scalartype()), std::nullopt);
 }
 
 // ---- conj_physical ----------------------------------------------------------------
