@@ -328,7 +328,7 @@ def test_real_tensor_to_a_complex_power_with_zero_imaginary_part():
         assert torch.equal(got, want)
 
 
-@pytest.mark.parametrize("name", ["atanh", "atan", "asinh", "asin"])
+@pytest.mark.parametrize("name", ["atanh", "atan", "asinh", "asin", "acos", "acosh"])
 def test_complex_inverse_functions_keep_nan_parts_as_cpu(name):
     # XLA's atanh made atanh(nan + 0j) nan + 1.5708j; C99 Annex G (CPU)
     # keeps the NaN in both parts except where it names a limit.

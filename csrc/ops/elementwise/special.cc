@@ -517,6 +517,21 @@ hlo::Value complex_asinh(hlo::Builder& b, const hlo::Value& z) {
   return b.complex(re, im);
 }
 
+// acos and acosh of x + NaN i: pi/2 (as the real part of acos, the
+// imaginary part of acosh) for x = +-0, NaN in both parts for other finite x
+// (XLA's gave NaN for the first and a finite part for huge x).
+hlo::Value complex_acos_like(hlo::Builder& b, const hlo::Value& z, const char* name, bool hyperbolic) {
+  hlo::Value r = inverse(b, name, z, false);
+  hlo::Value x = b.real(z), y = b.imag(z), re = b.real(r), im = b.imag(r);
+  hlo::Value y_nan = b.compare(y, y, "NE");
+  hlo::Value x_zero = b.compare(x, k(b, 0, x), "EQ");
+  hlo::Value finite_x = b.and_(y_nan, b.is_finite(x));
+  hlo::Value nan = k(b, NAN, x);
+  hlo::Value right_angle = b.select(b.and_(y_nan, x_zero), k(b, M_PI / 2, x), nan);
+  if (hyperbolic) return b.complex(b.select(finite_x, nan, re), b.select(finite_x, right_angle, im));
+  return b.complex(b.select(finite_x, right_angle, re), b.select(finite_x, nan, im));
+}
+
 // f(z) = -i g(i z): atan from atanh and asin from asinh, so that their
 // NaN parts follow the annex too (it defines them so).
 hlo::Value rotated(hlo::Builder& b, const hlo::Value& z, hlo::Value (*g)(hlo::Builder&, const hlo::Value&)) {
@@ -528,12 +543,14 @@ hlo::Value rotated(hlo::Builder& b, const hlo::Value& z, hlo::Value (*g)(hlo::Bu
 hlo::Value special(hlo::Builder& b, SpecialOp op, const hlo::Value& x) {
   switch (op) {
     case SpecialOp::kAsin: return is_complex(x.dtype()) ? rotated(b, x, complex_asinh) : inverse(b, "chlo.asin", x, true);
-    case SpecialOp::kAcos: return inverse(b, "chlo.acos", x, false);
+    case SpecialOp::kAcos:
+      return is_complex(x.dtype()) ? complex_acos_like(b, x, "chlo.acos", false) : inverse(b, "chlo.acos", x, false);
     case SpecialOp::kAtan: return is_complex(x.dtype()) ? rotated(b, x, complex_atanh) : inverse(b, "chlo.atan", x, true);
     case SpecialOp::kSinh: return is_complex(x.dtype()) ? complex_sinh(b, x) : b.unary("chlo.sinh", x);
     case SpecialOp::kCosh: return is_complex(x.dtype()) ? complex_cosh(b, x) : b.unary("chlo.cosh", x);
     case SpecialOp::kAsinh: return is_complex(x.dtype()) ? complex_asinh(b, x) : inverse(b, "chlo.asinh", x, true);
-    case SpecialOp::kAcosh: return inverse(b, "chlo.acosh", x, false);
+    case SpecialOp::kAcosh:
+      return is_complex(x.dtype()) ? complex_acos_like(b, x, "chlo.acosh", true) : inverse(b, "chlo.acosh", x, false);
     case SpecialOp::kAtanh: return is_complex(x.dtype()) ? complex_atanh(b, x) : inverse(b, "chlo.atanh", x, true);
     case SpecialOp::kExp2: return is_complex(x.dtype()) ? complex_exp2(b, x) : b.power(k(b, 2, x), x);
     case SpecialOp::kErfc: return b.unary("chlo.erfc", x);
