@@ -770,3 +770,14 @@ def test_rng_state_offset_helpers_as_in_torch_cuda():
     assert torch.tpu._get_rng_state_offset() > start
     torch.tpu._set_rng_state_offset(start)
     assert torch.equal(torch.rand(8, device=TPU).cpu(), first)
+
+
+def test_bernoulli_into_a_cpu_tensor_with_a_tpu_probability_draws_on_the_cpu():
+    # As CUDA's kernel does: self's device draws, p moved there.
+    got = torch.zeros(4).bernoulli_(torch.tensor([0.0, 1.0, 0.0, 1.0], device=TPU))
+    assert got.device.type == "cpu" and torch.equal(got, torch.tensor([0.0, 1.0, 0.0, 1.0]))
+
+
+def test_randint_of_a_complex_dtype_is_refused_as_on_cpu():
+    with pytest.raises(RuntimeError, match="check_random_bounds handles only integral"):
+        torch.randint(0, 5, (3,), dtype=torch.complex64, device=TPU)

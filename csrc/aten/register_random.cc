@@ -373,6 +373,9 @@ at::Tensor& random_range(at::Tensor& self, int64_t from, uint64_t range, Gen gen
 
 at::Tensor& random_from_to(at::Tensor& self, int64_t from, std::optional<int64_t> to_opt, Gen gen) {
   const c10::ScalarType t = self.scalar_type();
+  // CPU's and CUDA's bounds check refuses complex types first (randint of a
+  // complex dtype lands here).
+  TORCH_CHECK(!c10::isComplexType(t), "check_random_bounds handles only integral, floating-point and boolean types");
   if (!random_supported(t, false)) not_implemented_for("random_from_to_kernel_tpu", t);
   if (to_opt.has_value()) {
     int64_t to = *to_opt;
@@ -445,6 +448,9 @@ at::Tensor& bernoulli_float_(at::Tensor& self, double p, Gen gen) {
 
 at::Tensor& bernoulli_tensor_(at::Tensor& self, const at::Tensor& p_in, Gen gen) {
   if (self.numel() == 0) return self;
+  // A CPU self with a tpu p (dispatched here by p): CUDA's kernel draws on
+  // self's device with p moved there, and so does this.
+  if (self.device().is_cpu()) return self.bernoulli_(p_in.cpu(), gen);
   // CUDA's kernel moves p to self's device first (a CPU p of any shape).
   const bool moves = self.device().type() == TpuGeneratorImpl::device_type() && p_in.device().is_cpu();
   const at::Tensor p = moves ? p_in.to(self.device()) : p_in;
@@ -473,6 +479,8 @@ at::Tensor& bernoulli_tensor_(at::Tensor& self, const at::Tensor& p_in, Gen gen)
 }
 
 at::Tensor& bernoulli_out(const at::Tensor& self, Gen gen, at::Tensor& out) {
+  TORCH_CHECK(out.device() == self.device(), "Expected all tensors to be on the same device, but found at least two ",
+              "devices, ", self.device(), " and ", out.device(), "!");
   out.resize_(self.sizes());
   return bernoulli_tensor_(out, self, gen);
 }
