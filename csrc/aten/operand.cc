@@ -217,17 +217,15 @@ std::optional<hlo::Value> write_gapless_view(hlo::Builder& b, const hlo::Value& 
                                              const hlo::Value& value, const hlo::Value* offset) {
   const auto view = nested_view(dst);
   if (!view || view->broadcast || view->dims.empty() || !view->gapless()) return std::nullopt;
-  const size_t k = view->dims.size();
-  // The value's stepping dims (size-1 dims dropped), in memory order.
-  std::vector<int64_t> by_dim = view->dims;
-  std::sort(by_dim.begin(), by_dim.end());
-  std::vector<int64_t> sizes_by_dim;
-  for (int64_t d : by_dim) sizes_by_dim.push_back(dst.sizes[d]);
-  std::vector<int64_t> to_memory_order(k);
-  for (size_t i = 0; i < k; ++i) {
-    to_memory_order[i] = std::lower_bound(by_dim.begin(), by_dim.end(), view->dims[i]) - by_dim.begin();
+  // The value's stepping dims (size-1 dims dropped), then transposed into
+  // memory order: the inverse of read_nested_view's view_order.
+  const std::vector<int64_t> order = view->view_order();
+  std::vector<int64_t> sizes_in_view_order(order.size()), to_memory_order(order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    sizes_in_view_order[i] = view->size[order[i]];
+    to_memory_order[order[i]] = static_cast<int64_t>(i);
   }
-  hlo::Value block = b.reshape(value, sizes_by_dim);
+  hlo::Value block = b.reshape(value, sizes_in_view_order);
   if (!std::is_sorted(view->dims.begin(), view->dims.end())) block = b.transpose(block, to_memory_order);
   block = b.reshape(block, {view->span()});
   if (!offset && dst.offset == 0 && view->span() == flat.dims()[0]) return block;

@@ -48,9 +48,12 @@ namespace {
 
 using Gen = std::optional<at::Generator>;
 
-// (seed, offset) for a random op on `device` drawing `counters` counter
-// values; a generator of another device type is refused as CUDA refuses it.
-std::pair<uint64_t, uint64_t> seed_offset(const Gen& generator, c10::Device device, uint64_t counters) {
+// (seed, offset) for random op `op` writing `dst` and drawing `counters`
+// counter values; a generator of another device type is refused as CUDA
+// refuses it.
+std::pair<uint64_t, uint64_t> seed_offset(const Gen& generator, const at::Tensor& dst, const char* op,
+                                          uint64_t counters) {
+  const c10::Device device = dst.device();
   if (device.type() != TpuGeneratorImpl::device_type()) {
     // A tpu generator given to a CPU op (torch.randperm(n, generator=g))
     // sends it here by the generator's dispatch key; CUDA words the refusal
@@ -59,8 +62,7 @@ std::pair<uint64_t, uint64_t> seed_offset(const Gen& generator, c10::Device devi
                                generator->device().type() == TpuGeneratorImpl::device_type();
     TORCH_CHECK(!tpu_generator, "Expected a '", device.type(), "' device type for generator but found '",
                 TpuGeneratorImpl::device_type(), "'");
-    TORCH_CHECK(false, "Expected all tensors to be on the same device, but found at least two devices, ",
-                c10::Device(TpuGeneratorImpl::device_type(), 0), " and ", device, "!");
+    check_tpu(dst, op);
   }
   if (generator.has_value() && generator->defined()) {
     TORCH_CHECK(generator->device().type() == TpuGeneratorImpl::device_type(), "Expected a '",
@@ -93,7 +95,7 @@ using RandomLowering = std::function<std::vector<hlo::Value>(
 std::vector<at::Tensor> run_random(const at::Tensor& dst, const char* op, std::vector<TensorArg> tensors,
                                    std::vector<ScalarInput> params, uint64_t counters, const Gen& generator,
                                    const RandomLowering& lower, std::string attributes = {}) {
-  const auto drawn = seed_offset(generator, dst.device(), counters);
+  const auto drawn = seed_offset(generator, dst, op, counters);
   const ElementType out = to_element_type(dst.scalar_type(), op);
   attributes.push_back(static_cast<char>(out));
   OpCall call{op, std::move(attributes), std::move(tensors), seed_offset_scalars(drawn)};
@@ -479,8 +481,7 @@ at::Tensor& bernoulli_tensor_(at::Tensor& self, const at::Tensor& p_in, Gen gen)
 }
 
 at::Tensor& bernoulli_out(const at::Tensor& self, Gen gen, at::Tensor& out) {
-  TORCH_CHECK(out.device() == self.device(), "Expected all tensors to be on the same device, but found at least two ",
-              "devices, ", self.device(), " and ", out.device(), "!");
+  check_tpu(out, "aten::bernoulli.out");
   out.resize_(self.sizes());
   return bernoulli_tensor_(out, self, gen);
 }
@@ -745,7 +746,7 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
   TORCH_CHECK(c10::isFloatingType(input.scalar_type()) || c10::isComplexType(input.scalar_type()),
               "dropout: result type Float can't be cast to the desired output type ", input.scalar_type());
   OpCall call{"aten::native_dropout", "", {input},
-              seed_offset_scalars(seed_offset(std::nullopt, input.device(), count(input.numel(), 1)))};
+              seed_offset_scalars(seed_offset(std::nullopt, input, "aten::native_dropout", count(input.numel(), 1)))};
   call.scalars.push_back({ElementType::kF32, p});
   call.scalars.push_back({dropout_scale_type(input), 1.0 / (1.0 - p)});
   auto outs = run_op(call, [](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>& s) {

@@ -153,8 +153,8 @@ Builder::Flow Builder::flow_of(std::string_view op_name) {
 bool Builder::update_reads_operand(const Value& x, const Value& update) const {
   // x's buffer may be that of the values x was made from in place.
   std::unordered_set<int> buffer{x.id_};
-  for (int id = x.id_; records_[id].flow == Flow::kSameBuffer && !records_[id].operands.empty();) {
-    id = records_[id].operands[0];
+  for (int id = x.id_; records_[id].flow == Flow::kSameBuffer && records_[id].num_operands > 0;) {
+    id = operand_ids_[records_[id].first_operand];
     buffer.insert(id);
   }
   // Walk back from the update through what XLA could fuse with it; past
@@ -170,7 +170,8 @@ bool Builder::update_reads_operand(const Value& x, const Value& update) const {
     if (seen.size() > kBudget) return true;
     const ValueRecord& record = records_[id];
     if (record.flow == Flow::kMaterialized) continue;
-    pending.insert(pending.end(), record.operands.begin(), record.operands.end());
+    const auto first = operand_ids_.begin() + record.first_operand;
+    pending.insert(pending.end(), first, first + record.num_operands);
   }
   return false;
 }
@@ -195,8 +196,9 @@ std::vector<Value> Builder::append_op(
   ValueRecord& record = records_[id];
   record.num_results = num_results;
   record.flow = flow_of(op_name);
-  record.operands.reserve(operands.size());
-  for (const Value& v : operands) record.operands.push_back(v.id_);
+  record.first_operand = static_cast<uint32_t>(operand_ids_.size());
+  record.num_operands = static_cast<uint32_t>(operands.size());
+  for (const Value& v : operands) operand_ids_.push_back(v.id_);
 
   std::string& out = blocks_.back().text;
   out.append(blocks_.back().indent, ' ');

@@ -298,7 +298,9 @@ class Builder {
     int num_results = 0;     // ops with several results print %id#i
     int parameter_index = -1;  // >= 0: a @main argument, printed %argN
     Flow flow = Flow::kFusible;
-    std::vector<int> operands;  // ids of the defining op's operands
+    // The defining op's operand ids: operand_ids_[first_operand, + num_operands).
+    uint32_t first_operand = 0;
+    uint32_t num_operands = 0;
   };
   // A block being filled; regions nest, so these form a stack.
   struct OpenBlock {
@@ -351,7 +353,10 @@ class Builder {
   int next_scope_ = 1;
   std::vector<TensorType> parameter_types_;
   std::vector<int64_t> parameter_aliases_;  // per parameter: result index, or -1
-  std::vector<ValueRecord> records_;  // indexed by SSA id
+  std::vector<ValueRecord> records_;
+  // Every op's operand ids, one array for the module (no allocation per op:
+  // fused eager records into a builder op by op).
+  std::vector<int> operand_ids_;  // indexed by SSA id
   // Imported functions (entry symbol -> text), printed after @main, and
   // every name they define.
   std::unordered_map<std::string, std::string> imported_;

@@ -483,53 +483,54 @@ hlo::Value inverse(hlo::Builder& b, const char* name, const hlo::Value& x, bool 
   return by_symmetry(b, x, odd, [&](const hlo::Value& z) { return b.unary(name, z); });
 }
 
-// XLA's complex atanh and asinh turn some NaN parts into finite ones
-// (atanh(NaN + 0i) = NaN + pi/2 i). These put back C99 Annex G's values,
-// which CPU gives: a NaN part propagates to both parts except where the
-// annex names a limit.
+// XLA's complex inverse functions turn some NaN parts into finite ones
+// (atanh(NaN + 0i) = NaN + pi/2 i). The guards below put back C99 Annex G's
+// values, which CPU gives: a NaN part propagates to both parts except where
+// the annex names a limit. NanParts holds what they share: z = x + yi and
+// the unguarded result re + im i.
+struct NanParts {
+  hlo::Value x, y, re, im, x_nan, y_nan, nan;
+  NanParts(hlo::Builder& b, const hlo::Value& z, const hlo::Value& r)
+      : x(b.real(z)), y(b.imag(z)), re(b.real(r)), im(b.imag(r)) {
+    x_nan = b.compare(x, x, "NE");
+    y_nan = b.compare(y, y, "NE");
+    nan = k(b, NAN, x);
+  }
+};
+
 hlo::Value complex_atanh(hlo::Builder& b, const hlo::Value& z) {
-  hlo::Value r = inverse(b, "chlo.atanh", z, true);
-  hlo::Value x = b.real(z), y = b.imag(z), re = b.real(r), im = b.imag(r);
-  hlo::Value nan = k(b, NAN, x), zero = k(b, 0, x);
-  hlo::Value x_nan = b.compare(x, x, "NE"), y_nan = b.compare(y, y, "NE");
-  hlo::Value y_inf = b.compare(b.abs(y), k(b, INFINITY, y), "EQ");
-  hlo::Value x_inf = b.compare(b.abs(x), k(b, INFINITY, x), "EQ");
-  hlo::Value x_zero = b.compare(x, zero, "EQ");
+  NanParts p(b, z, inverse(b, "chlo.atanh", z, true));
+  hlo::Value zero = k(b, 0, p.x);
+  hlo::Value y_inf = b.compare(b.abs(p.y), k(b, INFINITY, p.y), "EQ");
+  hlo::Value x_inf = b.compare(b.abs(p.x), k(b, INFINITY, p.x), "EQ");
   // atanh(NaN + yi) = NaN + NaN i unless y is infinite (then +-0 +- pi/2 i);
   // atanh(x + NaN i) = +-0 + NaN i for x = +-0 or +-inf, else NaN + NaN i.
-  im = b.select(b.or_(b.and_(x_nan, b.not_(y_inf)), y_nan), nan, im);
-  hlo::Value zero_like_x = b.select(b.compare(x, zero, "LT"), k(b, -0.0, x), zero);
-  re = b.select(y_nan, b.select(x_zero, x, b.select(x_inf, zero_like_x, nan)), re);
-  return b.complex(re, im);
+  hlo::Value im = b.select(b.or_(b.and_(p.x_nan, b.not_(y_inf)), p.y_nan), p.nan, p.im);
+  hlo::Value zero_like_x = b.select(b.compare(p.x, zero, "LT"), k(b, -0.0, p.x), zero);
+  hlo::Value limit = b.select(b.compare(p.x, zero, "EQ"), p.x, b.select(x_inf, zero_like_x, p.nan));
+  return b.complex(b.select(p.y_nan, limit, p.re), im);
 }
 
 hlo::Value complex_asinh(hlo::Builder& b, const hlo::Value& z) {
-  hlo::Value r = inverse(b, "chlo.asinh", z, true);
-  hlo::Value x = b.real(z), y = b.imag(z), re = b.real(r), im = b.imag(r);
-  hlo::Value nan = k(b, NAN, x), zero = k(b, 0, x);
-  hlo::Value x_nan = b.compare(x, x, "NE"), y_nan = b.compare(y, y, "NE");
-  hlo::Value y_zero = b.compare(y, zero, "EQ");
-  hlo::Value y_finite_nonzero = b.and_(b.is_finite(y), b.not_(y_zero));
+  NanParts p(b, z, inverse(b, "chlo.asinh", z, true));
+  hlo::Value y_zero = b.compare(p.y, k(b, 0, p.y), "EQ");
+  hlo::Value y_finite_nonzero = b.and_(b.is_finite(p.y), b.not_(y_zero));
   // asinh(NaN + 0i) = NaN + 0i (the zero's sign kept); asinh(NaN + yi) =
   // NaN + NaN i for finite nonzero y; asinh(NaN +- inf i) = +-inf + NaN i.
-  im = b.select(b.and_(x_nan, y_zero), y, b.select(b.or_(x_nan, y_nan), nan, im));
-  re = b.select(b.and_(x_nan, y_finite_nonzero), nan, re);
-  return b.complex(re, im);
+  hlo::Value im = b.select(b.and_(p.x_nan, y_zero), p.y, b.select(b.or_(p.x_nan, p.y_nan), p.nan, p.im));
+  return b.complex(b.select(b.and_(p.x_nan, y_finite_nonzero), p.nan, p.re), im);
 }
 
 // acos and acosh of x + NaN i: pi/2 (as the real part of acos, the
 // imaginary part of acosh) for x = +-0, NaN in both parts for other finite x
 // (XLA's gave NaN for the first and a finite part for huge x).
 hlo::Value complex_acos_like(hlo::Builder& b, const hlo::Value& z, const char* name, bool hyperbolic) {
-  hlo::Value r = inverse(b, name, z, false);
-  hlo::Value x = b.real(z), y = b.imag(z), re = b.real(r), im = b.imag(r);
-  hlo::Value y_nan = b.compare(y, y, "NE");
-  hlo::Value x_zero = b.compare(x, k(b, 0, x), "EQ");
-  hlo::Value finite_x = b.and_(y_nan, b.is_finite(x));
-  hlo::Value nan = k(b, NAN, x);
-  hlo::Value right_angle = b.select(b.and_(y_nan, x_zero), k(b, M_PI / 2, x), nan);
-  if (hyperbolic) return b.complex(b.select(finite_x, nan, re), b.select(finite_x, right_angle, im));
-  return b.complex(b.select(finite_x, right_angle, re), b.select(finite_x, nan, im));
+  NanParts p(b, z, inverse(b, name, z, false));
+  hlo::Value finite_x = b.and_(p.y_nan, b.is_finite(p.x));
+  hlo::Value x_zero = b.compare(p.x, k(b, 0, p.x), "EQ");
+  hlo::Value right_angle = b.select(b.and_(p.y_nan, x_zero), k(b, M_PI / 2, p.x), p.nan);
+  if (hyperbolic) return b.complex(b.select(finite_x, p.nan, p.re), b.select(finite_x, right_angle, p.im));
+  return b.complex(b.select(finite_x, right_angle, p.re), b.select(finite_x, p.nan, p.im));
 }
 
 // f(z) = -i g(i z): atan from atanh and asin from asinh, so that their

@@ -90,6 +90,12 @@ hlo::Value principal_sqrt(hlo::Builder& b, const hlo::Value& x) {
   return b.sqrt(x);
 }
 
+// 1 / sqrt(x); complex as CPU computes it, through principal_sqrt (XLA's
+// complex rsqrt goes through the polar form: rsqrt(-1) came out -4e-8 - 1j).
+hlo::Value principal_rsqrt(hlo::Builder& b, const hlo::Value& x) {
+  return is_complex(x.dtype()) ? b.divide(splat_like(b, 1, x), principal_sqrt(b, x)) : b.rsqrt(x);
+}
+
 // The float ops, on a value already in its (at least f32) compute type.
 hlo::Value float_op(hlo::Builder& b, UnaryOp op, const hlo::Value& x) {
   switch (op) {
@@ -102,10 +108,7 @@ hlo::Value float_op(hlo::Builder& b, UnaryOp op, const hlo::Value& x) {
     case UnaryOp::kLog2: return divide_by_real(b, b.log(x), std::log(2.0));
     case UnaryOp::kLog10: return divide_by_real(b, b.log(x), std::log(10.0));
     case UnaryOp::kSqrt: return principal_sqrt(b, x);
-    // Complex: 1 / sqrt(z), as CPU computes it (XLA's complex rsqrt goes
-    // through the polar form: rsqrt(-1) came out -4e-8 - 1j).
-    case UnaryOp::kRsqrt:
-      return is_complex(x.dtype()) ? b.divide(splat_like(b, 1, x), principal_sqrt(b, x)) : b.rsqrt(x);
+    case UnaryOp::kRsqrt: return principal_rsqrt(b, x);
     case UnaryOp::kSin: return is_complex(x.dtype()) ? complex_sin(b, x) : b.sine(x);
     case UnaryOp::kCos: return is_complex(x.dtype()) ? complex_cos(b, x) : b.cosine(x);
     case UnaryOp::kTan: return b.tan(x);
@@ -294,7 +297,7 @@ hlo::Value lower_pow_special(hlo::Builder& b, const hlo::Value& input, double e,
   } else if (e == 0.5) {
     r = principal_sqrt(b, x);
   } else if (e == -0.5) {
-    r = is_complex(x.dtype()) ? b.divide(splat_like(b, 1, x), principal_sqrt(b, x)) : b.rsqrt(x);
+    r = principal_rsqrt(b, x);
   } else if (e == -1) {
     r = b.divide(splat_like(b, 1, x), x);
   } else if (e == -2) {

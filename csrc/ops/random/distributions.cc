@@ -194,24 +194,26 @@ MultinomialResult lower_multinomial(hlo::Builder& b, const hlo::Value& seed, con
 
   hlo::Value samples;
   if (replacement) {
-    // cdf[r, c] = p[r, 0] + ... + p[r, c], by log2(cats) shifted adds
+    // Inclusive scan of each row by log2(cats) shifted combines (the
+    // shifted-in values are 0: neutral for a sum, and for a maximum of
+    // values >= 0).
     hlo::Value zero = b.constant_splat(0.0, hlo::TensorType::scalar(ct));
-    hlo::Value cdf = p;
-    for (int64_t shift = 1; shift < cats; shift *= 2) {
-      hlo::Value head = b.slice(cdf, {0, 0}, {rows, cats - shift}, {1, 1});
-      cdf = b.add(cdf, b.pad(head, zero, {0, shift}, {0, 0}, {0, 0}));
-    }
+    auto scan = [&](hlo::Value x, hlo::Value (hlo::Builder::*combine)(const hlo::Value&, const hlo::Value&)) {
+      for (int64_t shift = 1; shift < cats; shift *= 2) {
+        hlo::Value head = b.slice(x, {0, 0}, {rows, cats - shift}, {1, 1});
+        x = (b.*combine)(x, b.pad(head, zero, {0, shift}, {0, 0}, {0, 0}));
+      }
+      return x;
+    };
+    // cdf[r, c] = p[r, 0] + ... + p[r, c]
+    hlo::Value cdf = scan(p, &hlo::Builder::add);
     // The shifted adds sum each prefix in its own order, so the cdf of a
     // zero-weight category can come out an ulp above its predecessor's
     // (or below): a sliver of the line that would draw it. Carrying the
     // last positive category's cdf forward (a running maximum, exact) gives
     // zero-weight categories zero width and keeps the cdf sorted.
     hlo::Value positive = b.compare(p, b.constant_splat(0.0, pt), "GT");
-    cdf = b.select(positive, cdf, b.constant_splat(0.0, pt));
-    for (int64_t shift = 1; shift < cats; shift *= 2) {
-      hlo::Value head = b.slice(cdf, {0, 0}, {rows, cats - shift}, {1, 1});
-      cdf = b.maximum(cdf, b.pad(head, zero, {0, shift}, {0, 0}, {0, 0}));
-    }
+    cdf = scan(b.select(positive, cdf, b.constant_splat(0.0, pt)), &hlo::Builder::maximum);
     hlo::Value total = b.reshape(b.slice(cdf, {0, cats - 1}, {rows, cats}, {1, 1}), {rows});
     const std::vector<int64_t> sdims{rows, num_samples};
     hlo::Value u = unit_uniform(b, seed, offset, sdims, ct, 1)[0];
