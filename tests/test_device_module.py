@@ -251,6 +251,42 @@ def test_stream_context_and_set_stream_switch_devices_as_on_cuda():
     assert torch.equal(x.cpu(), torch.ones(3))
 
 
+def test_stream_context_restores_the_destination_device_s_stream():
+    on_second = torch.tpu.Stream(device=1)
+    before = torch.tpu.current_stream(1)
+    with torch.tpu.stream(on_second):
+        assert torch.tpu.current_stream(1) == on_second
+    # torch.cuda.StreamContext restores both devices' streams.
+    assert torch.tpu.current_stream(1) == before
+    assert torch.tpu.current_device() == 0
+
+
+def test_streams_are_torch_tpu_streams_as_cuda_s_are_torch_cuda_streams():
+    current = torch.tpu.current_stream()
+    assert isinstance(current, torch.tpu.Stream) and isinstance(torch.tpu.default_stream(1), torch.tpu.Stream)
+    assert current == torch.accelerator.current_stream()
+    assert current.priority == 0 and torch.tpu.Stream.priority_range() == (0, 0)
+    with torch.tpu.stream(current):
+        assert torch.accelerator.current_stream() == current
+
+
+def test_query_sees_fused_work_not_yet_launched():
+    with torch_tpu.eager_mode("fused"):
+        a = torch.randn(300, 300, device="tpu")
+        for _ in range(8):
+            a = torch.tanh(a @ a)
+        event = torch.tpu.Event()
+        event.record()
+        # The recorded work is pending in the open graph, not finished: the
+        # query launches it (so polling ends) and only then looks.
+        graphs_run = torch_tpu.fused_stats()["graphs_run"]
+        while not event.query():
+            pass
+        assert torch_tpu.fused_stats()["graphs_run"] == graphs_run + 1
+        assert torch.tpu.current_stream().query()
+        assert torch.isfinite(a).all()
+
+
 def test_event_record_synchronize():
     e = torch.Event(device="tpu")
     assert e.query()  # never recorded

@@ -435,6 +435,29 @@ def test_bad_indices_raise_like_cpu():
     assert_same(lambda x, t: F.nll_loss(x, t, ignore_index=7), x, idx([0, 7, 1]))
 
 
+def test_an_index_on_another_tpu_device_is_refused_as_cuda_refuses_it():
+    x = torch.arange(4.0, device="tpu:0")
+    other = torch.tensor([0, 2], device="tpu:1")
+    same_device_or_cpu = "indices should be either on cpu or on the same device as the indexed tensor \\(tpu:0\\)"
+    for indexing in (lambda: x[other], lambda: x.__setitem__(other, 9.0),
+                     lambda: x.index_put_((other,), torch.tensor(7.0, device="tpu:0"), accumulate=True),
+                     lambda: x[torch.tensor([True, False, True, False], device="tpu:1")]):
+        with pytest.raises(IndexError, match=same_device_or_cpu):
+            indexing()
+    for name, op in (("index_select", lambda: x.index_select(0, other)), ("take", lambda: x.take(other)),
+                     ("index_fill_", lambda: x.index_fill_(0, other, 1.0)),
+                     ("index_add_", lambda: x.index_add_(0, other, torch.ones(2, device="tpu:0"))),
+                     ("index_copy_", lambda: x.index_copy_(0, other, torch.ones(2, device="tpu:0"))),
+                     ("put_", lambda: x.put_(other, torch.ones(2, device="tpu:0")))):
+        with pytest.raises(RuntimeError, match=f"tpu:0 and tpu:1! .*method {name}\\)"):
+            op()
+    assert torch.equal(x.cpu(), torch.arange(4.0))  # nothing was written
+    # CPU indices are accepted, as CUDA accepts them for indexing.
+    cpu_index = torch.tensor([0, 2])
+    assert torch.equal(x[cpu_index].cpu(), torch.tensor([0.0, 2.0]))
+    assert torch.equal(x.index_select(0, cpu_index).cpu(), torch.tensor([0.0, 2.0]))
+
+
 def test_bad_index_raises_at_a_later_sync():
     x = torch.arange(6.0, device=TPU).reshape(2, 3)
     y = x.gather(0, torch.tensor([[2]], device=TPU))

@@ -257,7 +257,7 @@ class TpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
     if (!runtime::Runtime::is_initialized()) return true;  // nothing was ever launched
     c10::DeviceIndex index = resolve_device_index(stream.device_index());
     check_device_index(index);
-    return runtime::is_idle(index);
+    return launched_and_idle(index);
   }
 
   void synchronizeStream(const c10::Stream& stream) const override {
@@ -303,7 +303,7 @@ class TpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   bool queryEvent(void* event) const override {
     auto* e = as_event(event);
     if (e == nullptr || !e->recorded) return true;
-    return runtime::is_idle(e->device);
+    return launched_and_idle(e->device);
   }
 
   void synchronizeEvent(void* event) const override {
@@ -328,6 +328,14 @@ class TpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   }
 
  private:
+  // Whether the device has finished its work. Fused eager's pending graph
+  // is launched first (without waiting): it is work recorded on the device,
+  // and a loop polling query() would otherwise wait for it forever.
+  static bool launched_and_idle(c10::DeviceIndex index) {
+    materialize_all(MaterializeReason::kSynchronize);
+    return runtime::is_idle(index);
+  }
+
   static void check_type(c10::Device device) {
     TORCH_CHECK(device.type() == kTpu, "expected a tpu device, got ", device);
   }

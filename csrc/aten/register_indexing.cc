@@ -49,9 +49,22 @@ std::string bounds_message(const char* op, int64_t dim, int64_t size) {
 
 int64_t size_or_one(const at::Tensor& t, int64_t dim) { return t.dim() == 0 ? 1 : t.size(dim); }
 
-// A CPU index tensor (CUDA accepts them for indexing) moved to self's device.
-at::Tensor on_device_of(const at::Tensor& index, const at::Tensor& self) {
-  return index.device() == self.device() ? index : index.to(self.device());
+// An index tensor on self's device, or a CPU one moved there (CUDA accepts
+// CPU indices for advanced indexing). An index on another tpu device is
+// refused in CUDA's words rather than copied across devices.
+at::Tensor on_device_of(const at::Tensor& index, const at::Tensor& self, const char* op) {
+  if (index.device() == self.device()) return index;
+  TORCH_CHECK(index.is_cpu(), "Expected all tensors to be on the same device, but found at least two devices, ",
+              self.device(), " and ", index.device(), "! (when checking argument for argument index in method ", op,
+              ")");
+  return index.to(self.device());
+}
+
+// Advanced indexing's device rule, with CUDA's message.
+void check_index_device(const at::Tensor& index, const at::Tensor& self) {
+  TORCH_CHECK_INDEX(index.is_cpu() || index.device() == self.device(),
+                    "indices should be either on cpu or on the same device as the indexed tensor (", self.device(),
+                    ")");
 }
 
 // ---- gather --------------------------------------------------------------------
@@ -248,7 +261,7 @@ at::Tensor index_select_into(const at::Tensor& self, int64_t dim_in, const at::T
               "index_select(): Expected dtype int32 or int64 for index");
   TORCH_CHECK_INDEX(self.dim() > 0 || index_in.numel() == 1, "index_select(): Index to scalar can have only 1 value, got ",
                     index_in.numel(), " value(s)");
-  const at::Tensor index = on_device_of(index_in, self);
+  const at::Tensor index = on_device_of(index_in, self, "index_select");
   std::vector<int64_t> shape = self.sizes().vec();
   if (self.dim() > 0) shape[dim] = index.numel();
   std::string key;
@@ -306,7 +319,7 @@ at::Tensor index_update(const char* name, const char* method, const at::Tensor& 
                 index_in.scalar_type());
   }
   check_index_source(method, self, dim, index_in, source);
-  const at::Tensor index = on_device_of(index_in, self);
+  const at::Tensor index = on_device_of(index_in, self, method);
   const ElementType type = to_element_type(self.scalar_type(), name);
   const bool has_alpha = kind == ScatterKind::kSum && !(alpha.isIntegral(true) && alpha.toLong() == 1);
   std::string key;
@@ -366,7 +379,7 @@ at::Tensor index_fill_any(const at::Tensor& self, int64_t dim_in, const at::Tens
   const int64_t dim = at::maybe_wrap_dim(dim_in, self.dim());
   TORCH_CHECK_INDEX(index_in.scalar_type() == at::kLong, "index_fill_(): Expected dtype int64 for index.");
   TORCH_CHECK(index_in.dim() <= 1, "Index has to be a vector/scalar");
-  const at::Tensor index = on_device_of(index_in, self);
+  const at::Tensor index = on_device_of(index_in, self, "index_fill_");
   const ElementType type = to_element_type(self.scalar_type(), "aten::index_fill_");
   std::string key;
   append_int(key, dim);
@@ -425,7 +438,7 @@ at::Tensor take_into(const at::Tensor& self, const at::Tensor& index_in, at::Ten
   TORCH_CHECK(index_in.scalar_type() == at::kLong, "take(): Expected a long tensor for index, but got ",
               index_in.scalar_type());
   TORCH_CHECK_INDEX(!(self.numel() == 0 && index_in.numel() != 0), "take(): tried to take from an empty tensor");
-  const at::Tensor index = on_device_of(index_in, self);
+  const at::Tensor index = on_device_of(index_in, self, "take");
   OpCall call{"aten::take", "", {self, index}, {}};
   auto body = [](hlo::Builder& b, const Values& t, const Values&) { return ops::lower_take(b, t[0], t[1]); };
   const std::string message = flat_message("take()", self.numel());
@@ -457,7 +470,7 @@ at::Tensor& put_(at::Tensor& self, const at::Tensor& index_in, const at::Tensor&
               "put_(): Expected source and index to have the same number of elements, but got source.numel() = ",
               source.numel(), ", index.numel() = ", index_in.numel());
   TORCH_CHECK_INDEX(!(self.numel() == 0 && index_in.numel() != 0), "put_(): Tried to put elements into an empty tensor");
-  const at::Tensor index = on_device_of(index_in, self);
+  const at::Tensor index = on_device_of(index_in, self, "put_");
   OpCall call{"aten::put_", accumulate ? "acc" : "set", {self, index, source}, {}};
   run_checked_into(call, [accumulate](hlo::Builder& b, const Values& t, const Values&) {
     return ops::lower_put(b, t[0], t[1], t[2], accumulate);
@@ -503,6 +516,7 @@ Expanded expand_indices(const at::Tensor& self, const c10::List<std::optional<at
       ++pos;
       continue;
     }
+    check_index_device(*idx, self);
     const c10::ScalarType t = idx->scalar_type();
     if (t == at::kByte || t == at::kBool) {
       TORCH_CHECK_NOT_IMPLEMENTED(idx->dim() > 0, "indexing with a 0-dim boolean mask is not supported on tpu yet");
@@ -515,14 +529,14 @@ Expanded expand_indices(const at::Tensor& self, const c10::List<std::optional<at
         TORCH_WARN("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.");
       }
       // [count, mask.dim()]; a CPU mask needs no device sync.
-      const at::Tensor coords = on_device_of(at::nonzero(*idx), self);
+      const at::Tensor coords = at::nonzero(*idx).to(self.device());
       for (int64_t j = 0; j < idx->dim(); ++j) {
         e.indices.push_back(coords.select(1, j));
         e.positions.push_back(pos + j);
       }
       pos += idx->dim();
     } else {
-      e.indices.push_back(on_device_of(*idx, self));
+      e.indices.push_back(idx->to(self.device()));
       e.positions.push_back(pos);
       ++pos;
     }

@@ -273,15 +273,34 @@ def get_device_properties(device: Any = None) -> _DeviceProperties:
 class Stream(torch.Stream):
     """A new tpu stream on a device (the current device by default). All
     streams of a device run on its one in-order queue, so they never run
-    concurrently. ``priority`` is accepted and has no effect."""
+    concurrently. ``priority`` is accepted and has no effect.
 
-    def __new__(cls, device: Any = None, priority: int = 0):
+    ``Stream(stream_id=..., device_index=..., device_type=...)`` wraps an
+    existing stream, as current_stream() and default_stream() return them."""
+
+    def __new__(cls, device: Any = None, priority: int = 0, **existing: Any):
         _lazy_init()
+        if existing:
+            return super().__new__(cls, **existing)
         index = _device_index(device)
         return super().__new__(cls, device=torch.device("tpu", index), priority=priority)
 
-    def __init__(self, device: Any = None, priority: int = 0):
+    def __init__(self, device: Any = None, priority: int = 0, **existing: Any):
         pass
+
+    @property
+    def priority(self) -> int:
+        """Always 0: a tpu device has one queue, so priorities mean nothing."""
+        return 0
+
+    @staticmethod
+    def priority_range() -> tuple[int, int]:
+        """(lowest, highest) stream priority: (0, 0) on tpu."""
+        return (0, 0)
+
+
+def _as_tpu_stream(stream: torch.Stream) -> Stream:
+    return Stream(stream_id=stream.stream_id, device_index=stream.device_index, device_type=stream.device_type)
 
 
 class Event(torch.Event):
@@ -309,17 +328,17 @@ class Event(torch.Event):
         return _device_c.event_elapsed_time(self, end_event)
 
 
-def current_stream(device: Any = None) -> torch.Stream:
+def current_stream(device: Any = None) -> Stream:
     """The calling thread's current stream of a tpu device."""
     _lazy_init()
-    return torch.accelerator.current_stream(torch.device("tpu", _device_index(device)))
+    return _as_tpu_stream(torch.accelerator.current_stream(torch.device("tpu", _device_index(device))))
 
 
-def default_stream(device: Any = None) -> torch.Stream:
+def default_stream(device: Any = None) -> Stream:
     """The default stream of a tpu device (stream id 0)."""
     _lazy_init()
-    return torch.Stream(stream_id=0, device_index=_device_index(device),
-                        device_type=int(torch._C._autograd.DeviceType.PrivateUse1))
+    return Stream(stream_id=0, device_index=_device_index(device),
+                  device_type=int(torch._C._autograd.DeviceType.PrivateUse1))
 
 
 def set_stream(stream: torch.Stream) -> None:
@@ -329,19 +348,26 @@ def set_stream(stream: torch.Stream) -> None:
 
 class StreamContext:
     """Context manager making `stream` (and so its device) current, and
-    restoring the previous device and stream on exit; None: no change."""
+    restoring on exit the previous current device's stream and, when
+    `stream` is on another device, that device's previous stream (as
+    torch.cuda.StreamContext does); None: no change."""
 
     def __init__(self, stream: torch.Stream | None):
         self.stream = stream
         self._previous: torch.Stream | None = None
+        self._previous_on_destination: torch.Stream | None = None
 
     def __enter__(self) -> torch.Stream | None:
         if self.stream is not None:
             self._previous = torch.accelerator.current_stream()
+            if self._previous.device != self.stream.device:
+                self._previous_on_destination = torch.accelerator.current_stream(self.stream.device)
             torch.accelerator.set_stream(self.stream)
         return self.stream
 
     def __exit__(self, *exc: object) -> None:
+        if self._previous_on_destination is not None:
+            torch.accelerator.set_stream(self._previous_on_destination)
         if self._previous is not None:
             torch.accelerator.set_stream(self._previous)
 

@@ -29,6 +29,7 @@ __all__ = [
     "memory_summary",
     "reset_accumulated_memory_stats",
     "reset_max_memory_allocated",
+    "reset_max_memory_cached",
     "reset_peak_memory_stats",
 ]
 
@@ -141,6 +142,11 @@ def mem_get_info(device: Any = None) -> tuple[int, int]:
 def reset_max_memory_allocated(device: Any = None) -> None:
     """Restarts the peak of memory_allocated() (torch.cuda's older name for
     reset_peak_memory_stats)."""
+    reset_peak_memory_stats(device)
+
+
+def reset_max_memory_cached(device: Any = None) -> None:
+    """torch.cuda's older name for reset_peak_memory_stats()."""
     reset_peak_memory_stats(device)
 
 
