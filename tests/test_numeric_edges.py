@@ -44,6 +44,15 @@ def test_linspace_overflowing_the_integer_type_raises_as_on_cpu():
         torch.linspace(0, 1000, 3, dtype=torch.int8, device=TPU)
 
 
+def test_a_single_step_bool_linspace_or_logspace_is_start_as_on_cpu():
+    for start in (0, 3, 0.0):
+        for space in (torch.linspace, torch.logspace):
+            expected = space(start, 1, 1, dtype=torch.bool)
+            assert space(start, 1, 1, dtype=torch.bool, device=TPU).cpu().tolist() == expected.tolist()
+    with pytest.raises(NotImplementedError, match="linspace_cpu"):
+        torch.linspace(0, 1, 2, dtype=torch.bool, device=TPU)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex64])
 def test_float_linspace_within_an_ulp_of_cpu_and_exact_at_whole_numbers(dtype):
     # CPU's vectorized loop rounds by lanes of its vector width: one ulp apart at most.

@@ -217,6 +217,10 @@ def test_histc_of_integers_bins_as_cuda():
     big = 2**60
     assert torch.histc(to_tpu(torch.tensor([big + 1, big + 3])), bins=4, min=big, max=big + 4).cpu().tolist() == [
         0, 1, 0, 1]
+    # A range whose (x - min) * bins overflows int64 is binned (CUDA's result
+    # is undefined there; this once read as an out-of-range internal index).
+    extremes = torch.tensor([2**63 - 1, 3, 2**63 - 1, -2**63, 0, -5])
+    assert torch.histc(to_tpu(extremes), bins=4).cpu().tolist() == [1, 0, 3, 2]
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])

@@ -65,18 +65,23 @@ void defer_fill_value_check(const at::Tensor& value, c10::ScalarType dst) {
   if (float_src && c10::isFloatingType(dst) && c10::elementSize(src) < c10::elementSize(dst)) return;
   const std::optional<Range> range = range_of(dst);
   if (!range) return;
+  // The limits are compared in a type that holds them and the value
+  // exactly (a Scalar operand takes the tensor's type: int32's max as an
+  // int16 would wrap to -1).
   at::Tensor bad;
   if (float_src) {
     // A float value is read as a double: NaN and infinities overflow an
     // integer type; a float type takes them, and refuses finite values
     // beyond its range.
-    bad = at::logical_or(at::lt(value, range->lowest), at::gt(value, range->max));
-    bad = c10::isFloatingType(dst) ? at::logical_and(bad, at::isfinite(value)) : at::logical_or(bad, at::isnan(value));
+    const at::Tensor v = src == c10::ScalarType::Double ? value : value.to(c10::ScalarType::Float);
+    bad = at::logical_or(at::lt(v, range->lowest), at::gt(v, range->max));
+    bad = c10::isFloatingType(dst) ? at::logical_and(bad, at::isfinite(v)) : at::logical_or(bad, at::isnan(v));
   } else {
     // An integer value is read as an int64_t; an unsigned type also takes
     // the negatives down to -max (c10::overflows without strict_unsigned).
+    const at::Tensor v = value.to(c10::ScalarType::Long);
     const c10::Scalar lowest = range->is_unsigned ? c10::Scalar(-range->max.toLong()) : range->lowest;
-    bad = at::logical_or(at::lt(value, lowest), at::gt(value, range->max));
+    bad = at::logical_or(at::lt(v, lowest), at::gt(v, range->max));
   }
   defer_check(bad, CheckError::kRuntime,
               std::string("value cannot be converted to type ") + range->name + " without overflow");

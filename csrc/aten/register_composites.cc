@@ -35,6 +35,8 @@
 #include <ATen/ops/amin.h>
 #include <ATen/ops/any.h>
 #include <ATen/ops/ge.h>
+#include <ATen/ops/gt.h>
+#include <ATen/ops/logical_or.h>
 #include <ATen/ops/lt.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/atan2.h>
@@ -75,6 +77,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <optional>
 #include <tuple>
 #include <vector>
@@ -245,6 +248,16 @@ Tensor tpu_histc(const Tensor& self, int64_t bins, const c10::Scalar& min, const
   Tensor pos;
   if (integral) {
     pos = at::div((x - lo) * bins, hi - lo, "trunc");
+    if (self.scalar_type() == at::kLong || self.scalar_type() == at::kUInt64) {
+      // (x - min) * bins can overflow int64 (CUDA's result is then
+      // undefined): such a range is binned in float32 instead, which can
+      // put a value within a bin width's 1e-7 of an edge in the next bin.
+      const Tensor range = hi - lo;
+      const Tensor overflows = at::logical_or(at::lt(range, 0), at::gt(range, INT64_MAX / bins));
+      const Tensor approx = ((x.to(at::kFloat) - lo.to(at::kFloat)) * static_cast<double>(bins) /
+                             (hi.to(at::kFloat) - lo.to(at::kFloat))).floor().to(at::kLong);
+      pos = at::where(overflows, at::clamp_min(approx, 0), pos);
+    }
   } else {
     Tensor scaled = (x - lo) * static_cast<double>(bins) / (hi - lo);
     if (compute_type != self.scalar_type()) {

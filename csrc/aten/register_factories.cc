@@ -22,6 +22,8 @@
 #include <ATen/ops/pow.h>
 #include <torch/library.h>
 
+#include <cmath>
+
 #include "aten/dtypes.h"
 #include "aten/elementwise_args.h"
 #include "aten/op_runner.h"
@@ -115,7 +117,11 @@ at::Tensor& linspace_out(const c10::Scalar& start, const c10::Scalar& end, int64
   TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
   at::native::resize_output(out, {steps});
   if (steps == 0) return out;
-  if (out.scalar_type() == at::kBool) not_implemented_for("linspace_cpu", at::kBool);
+  if (out.scalar_type() == at::kBool) {
+    // CPU fills a single step with start before its kernel refuses bool.
+    if (steps == 1) return out.fill_(start);
+    not_implemented_for("linspace_cpu", at::kBool);
+  }
   const ElementType type = to_element_type(out.scalar_type(), "aten::linspace");
   const Spacing spacing = linear_spacing(start, end, steps, out.scalar_type());
   std::string attributes(1, static_cast<char>(type));
@@ -132,7 +138,10 @@ at::Tensor& logspace_out(const c10::Scalar& start, const c10::Scalar& end, int64
   TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
   at::native::resize_output(out, {steps});
   if (steps == 0) return out;
-  if (out.scalar_type() == at::kBool) not_implemented_for("logspace_cpu", at::kBool);
+  if (out.scalar_type() == at::kBool) {
+    if (steps == 1) return out.fill_(std::pow(base, start.to<double>()));  // as CPU, before its kernel
+    not_implemented_for("logspace_cpu", at::kBool);
+  }
   const ElementType type = to_element_type(out.scalar_type(), "aten::logspace");
   if (out.is_complex()) {  // complex exponents: base ** linspace, as CPU's complex path
     out.copy_(at::pow(base, at::linspace(start, end, steps, out.options())));
