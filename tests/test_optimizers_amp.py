@@ -699,3 +699,39 @@ def test_amp_unscale_of_integer_gradients_is_refused_as_on_cpu():
             torch._amp_foreach_non_finite_check_and_unscale_([torch.ones(2, dtype=torch.long, device=device)],
                                                              torch.zeros(1, device=device),
                                                              torch.ones(1, device=device))
+
+
+def test_torch_tpu_amp_is_torch_cuda_amp_for_tpu():
+    # Older CUDA code imports its AMP names from torch.cuda.amp; the tpu
+    # module has them too, deprecated the same way, on device "tpu".
+    import torch.tpu.amp
+    from torch.tpu.amp import GradScaler, autocast, custom_bwd, custom_fwd
+
+    x = torch.ones(2, 2, device="tpu")
+    with pytest.warns(FutureWarning, match="torch.amp.autocast\\('tpu'"):
+        region = autocast(dtype=torch.bfloat16)
+    with region:
+        assert (x @ x).dtype == torch.bfloat16
+    with pytest.warns(FutureWarning, match="GradScaler"):
+        scaler = GradScaler(init_scale=8.0)
+    assert isinstance(scaler, torch.amp.GradScaler) and scaler._device == "tpu"
+    assert torch.tpu.amp.autocast is autocast
+
+    with pytest.warns(FutureWarning):
+        class Double(torch.autograd.Function):
+            @staticmethod
+            @custom_fwd(cast_inputs=torch.float32)
+            def forward(ctx, t):
+                return t * 2
+
+            @staticmethod
+            @custom_bwd
+            def backward(ctx, grad):
+                return grad * 2
+
+    t = torch.ones(2, device="tpu", dtype=torch.bfloat16, requires_grad=True)
+    with torch.autocast("tpu", dtype=torch.bfloat16):
+        out = Double.apply(t)
+    assert out.dtype == torch.float32  # cast_inputs ran the forward in float32
+    out.sum().backward()
+    assert t.grad.dtype == torch.bfloat16 and t.grad.cpu().tolist() == [2.0, 2.0]

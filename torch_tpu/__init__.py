@@ -18,6 +18,8 @@ def _autoload() -> None:
     """
 
 
+import sys  # noqa: E402
+
 import torch  # noqa: E402  (loads libtorch before the extension)
 
 from torch_tpu import _C  # noqa: E402,F401
@@ -32,6 +34,10 @@ def _register_device() -> None:
 
     torch.utils.rename_privateuse1_backend("tpu")
     torch._register_device_module("tpu", tpu_module)
+    # `import torch.tpu.amp` (as `import torch.cuda.amp`) finds the loaded
+    # submodules instead of loading second copies under torch.tpu's name.
+    for name in ("amp", "memory", "random"):
+        sys.modules[f"torch.tpu.{name}"] = getattr(tpu_module, name)
     torch.utils.generate_methods_for_privateuse1_backend(
         for_tensor=True, for_module=True, for_storage=True
     )

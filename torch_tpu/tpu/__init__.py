@@ -386,6 +386,7 @@ def _set_runtime_callbacks() -> None:
 
 from torch_tpu.tpu.memory import *  # noqa: E402,F401,F403
 from torch_tpu.tpu.random import *  # noqa: E402,F401,F403
+from torch_tpu.tpu import amp  # noqa: E402,F401  (torch.tpu.amp, as torch.cuda.amp)
 from torch_tpu.tpu.random import _get_rng_state_offset, _set_rng_state_offset  # noqa: E402,F401
 
 __all__ = [
