@@ -189,6 +189,19 @@ def test_replay_can_be_turned_off():
     for _ in range(4):
         f(torch.ones(3, device=TPU))
     assert replayed() == before
+    # replay_status() lists the graph and says why (it left such graphs out).
+    assert any(s["failure"] and "replay" in s["failure"] for s in torch_tpu.diagnostics.replay_status())
+
+
+def test_a_graph_that_sets_the_rng_state_is_listed_as_not_replayed():
+    def checkpointed_dropout(a):
+        return torch.utils.checkpoint.checkpoint(lambda b: F.dropout(b.sin(), 0.5), a, use_reentrant=False)
+
+    f = torch.compile(checkpointed_dropout, backend="tpu")
+    a = torch.randn(8, device=TPU, requires_grad=True)
+    for _ in range(3):
+        f(a).sum().backward()
+    assert any(s["failure"] and "RNG state" in s["failure"] for s in torch_tpu.diagnostics.replay_status())
 
 
 def test_graphs_that_cannot_be_replayed_say_why():

@@ -51,6 +51,18 @@ def test_environment_sets_the_start_up_mode(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
                          cwd=tmp_path)
     assert out.stdout.strip() == "fused"
+    env = dict(os.environ, TORCH_TPU_EAGER_MODE="bogus")
+    code = "import torch\ntry:\n    torch.ones(2, device='tpu')\nexcept ValueError as e:\n    print(e)"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
+                         cwd=tmp_path)
+    assert "TORCH_TPU_EAGER_MODE='bogus' is not a tpu eager mode" in out.stdout, out
+
+
+def test_an_unknown_check_of_the_mode_context_is_named():
+    with pytest.raises(TypeError, match="eager_mode\\(\\) got unknown arguments \\['check_nan'\\].*check_finite"):
+        with torch_tpu.eager_mode("debug", check_nan=True):
+            pass
+    assert torch_tpu.get_eager_mode() == "strict"
 
 
 def test_fused_ops_run_as_one_graph_at_the_read(fused):
@@ -512,6 +524,22 @@ def test_diagnostics_explain_a_recompile():
         torch_tpu.diagnostics.explain_recompiles(False)
     explanations = torch_tpu.diagnostics.recompile_explanations()
     assert any("operand 0" in e and "view" in e for e in explanations), explanations
+
+
+def test_programs_loaded_from_disk_are_not_explained_as_recompiles(tmp_path):
+    code = textwrap.dedent("""
+        import torch, torch_tpu
+        torch.randn(3, 4, device="tpu").sin()
+        torch.randn(4, 3, device="tpu").sin()
+        torch.tpu.synchronize()
+        print("compiles", torch_tpu.runtime.cache_stats()["compiles"])
+    """)
+    env = dict(os.environ, TORCH_TPU_EXPLAIN_RECOMPILES="1", TORCH_TPU_CACHE_DIR=str(tmp_path / "cache"))
+    runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
+                           cwd=tmp_path, timeout=120) for _ in range(2)]
+    assert "aten::sin compiled again" in runs[0].stderr, runs[0].stderr
+    assert "compiles 0" in runs[1].stdout, runs[1].stdout
+    assert "compiled again" not in runs[1].stderr, runs[1].stderr
 
 
 def test_a_second_process_compiles_nothing(tmp_path):

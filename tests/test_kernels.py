@@ -284,7 +284,8 @@ def test_debug_eager_skips_the_comparison_for_a_tpu_only_op():
 
     x = to_tpu(torch.arange(3.0))
     with torch_tpu.eager_mode("debug", compare_cpu=True):
-        out = torch.ops.kerneltest_tpu_only.twice(x)
+        with pytest.warns(UserWarning, match="kerneltest_tpu_only::twice has no CPU kernel, so compare_cpu=True does not check"):
+            out = torch.ops.kerneltest_tpu_only.twice(x)
     assert out.cpu().tolist() == [0.0, 2.0, 4.0]
     with pytest.raises(NotImplementedError):
         torch.ops.kerneltest_tpu_only.twice(torch.arange(3.0))
@@ -333,8 +334,27 @@ def test_compiled_training_step_with_a_kernel_in_forward_and_backward():
 
 def test_dynamic_shapes_under_compile_are_refused_clearly():
     compiled = torch.compile(lambda a: softclip(a, 1.0), backend="tpu", dynamic=True)
-    with pytest.raises(Exception, match="kerneltest::softclip: custom kernels are built for static shapes"):
+    with pytest.raises(Exception, match="kerneltest::softclip: custom kernels are built for static shapes.*"
+                                        "register_fake"):
         compiled(to_tpu(torch.randn(5, 3)))
+
+
+def test_a_kernel_with_a_fake_implementation_compiles_with_dynamic_shapes():
+    @torch.library.custom_op("kerneltest::twice_dynamic", mutates_args=())
+    def twice(x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+    @kernels.register_stablehlo(twice)
+    def _(b, x):
+        return b.multiply(x, b.constant(2.0, x.dtype, list(x.shape)))
+
+    @twice.register_fake
+    def _(x):
+        return torch.empty_like(x)
+
+    compiled = torch.compile(lambda t: twice(t) + 1, backend="tpu")
+    for n in (5, 6, 7):  # the second size makes PyTorch trace with a symbolic one
+        assert compiled(torch.ones(n, device="tpu")).cpu().tolist() == [3.0] * n
 
 
 # ---- stablehlo_call and the importer ------------------------------------------------

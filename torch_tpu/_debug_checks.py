@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import os
 import traceback
+import warnings
 
 import torch
 from torch.utils._python_dispatch import (
@@ -25,6 +26,9 @@ _NOT_COMPARED = {
     "aten::_copy_from_and_resize", "aten::set_", "aten::resize_", "aten::lift_fresh",
     "aten::detach", "aten::alias", "aten::_local_scalar_dense",
 }
+
+# Ops already reported as having no CPU kernel to compare with.
+_UNCOMPARED: set[str] = set()
 
 _PACKAGE_DIRS = tuple(
     os.path.dirname(os.path.abspath(m.__file__)) + os.sep
@@ -93,7 +97,19 @@ def _runs_on_cpu(func) -> bool:
     name = func._schema.name
     if func._overloadname != "default":
         name += "." + func._overloadname
-    return torch._C._dispatch_has_computed_kernel_for_dispatch_key(name, "CPU")
+    if torch._C._dispatch_has_computed_kernel_for_dispatch_key(name, "CPU"):
+        return True
+    _say_not_compared(func)
+    return False
+
+
+def _say_not_compared(func) -> None:
+    """Warns, once per op, that compare_cpu cannot check it."""
+    name = func._schema.name
+    if name not in _UNCOMPARED:
+        _UNCOMPARED.add(name)
+        warnings.warn(f"tpu debug check: {name} has no CPU kernel, so compare_cpu=True does not check its "
+                      "results", stacklevel=4)
 
 
 # Ops whose further outputs are bookkeeping that CPU fills its own way
@@ -287,7 +303,9 @@ class DebugChecks(TorchDispatchMode):
                 cpu_out = func(*cpu_args, **cpu_kwargs)
             except NotImplementedError:
                 # A custom op whose CPU path is a stub (torch_tpu::stablehlo_call,
-                # or one that only a kernel implements): nothing to compare.
+                # or one that only a kernel implements): nothing to compare,
+                # which the user is told once per op.
+                _say_not_compared(func)
                 return out
             except Exception as e:
                 # The tpu run succeeded: either it accepted input that CPU

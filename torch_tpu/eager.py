@@ -68,6 +68,10 @@ def set_eager_mode(
 def eager_mode(mode: str, **checks) -> Iterator[None]:
     """Runs the block in `mode` (see set_eager_mode), then restores the
     previous mode and checks."""
+    unknown = set(checks) - {"check_finite", "compare_cpu", "rtol", "atol"}
+    if unknown:
+        raise TypeError(f"eager_mode() got unknown arguments {sorted(unknown)}: the debug mode's are "
+                        "check_finite, compare_cpu, rtol and atol")
     previous_mode = get_eager_mode()
     previous_checks = _checks.settings() if _checks is not None else {}
     set_eager_mode(mode, **checks)

@@ -217,8 +217,11 @@ class _KernelFamily:
             for value in (args, tuple(kwargs.values())):
                 _describe(value, key, tensors)
         except _SymbolicShape:
-            raise ValueError(f"{self.name}: custom kernels are built for static shapes and values; compile "
-                             "with dynamic=False (the default) and without mark_dynamic on its inputs") from None
+            raise ValueError(f"{self.name}: custom kernels are built for static shapes and values, and "
+                             "torch.compile traced this call with symbolic ones (dynamic=True, mark_dynamic, or "
+                             "PyTorch's automatic dynamic shapes after a size changed between calls); give the "
+                             "op a fake implementation (@op.register_fake) that returns its results' shapes, "
+                             "or compile with dynamic=False") from None
         try:
             kernel = self.kernels.get(tuple(key))
         except TypeError:

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 #include "runtime/config.h"
@@ -84,19 +85,41 @@ void dump_program(const std::string& name, const std::string& text) {
 bool explain_recompiles() { return explaining.load(std::memory_order_relaxed); }
 void set_explain_recompiles(bool on) { explaining = on; }
 
+namespace {
+
+struct NotedCompile {
+  std::string family;
+  std::vector<std::string> parts;
+};
+
+// The program this thread is looking up, between note_compile and
+// finish_compile_note.
+std::optional<NotedCompile>& noted_compile() {
+  thread_local std::optional<NotedCompile> noted;
+  return noted;
+}
+
+}  // namespace
+
 void note_compile(const std::string& family, const std::function<std::vector<std::string>()>& parts) {
-  if (!explain_recompiles()) return;
-  std::vector<std::string> now = parts();
+  noted_compile().reset();
+  if (explain_recompiles()) noted_compile() = NotedCompile{family, parts()};
+}
+
+void finish_compile_note(bool compiled) {
+  std::optional<NotedCompile> noted = std::move(noted_compile());
+  noted_compile().reset();
+  if (!noted) return;
   std::string explanation;
   {
     std::lock_guard<std::mutex> lock(state().mutex);
-    auto it = state().last_parts.find(family);
-    if (it != state().last_parts.end()) {
-      explanation = explain(family, it->second, now);
+    auto it = state().last_parts.find(noted->family);
+    if (compiled && it != state().last_parts.end()) {
+      explanation = explain(noted->family, it->second, noted->parts);
       state().explanations.push_back(explanation);
       if (state().explanations.size() > 256) state().explanations.pop_front();
     }
-    state().last_parts[family] = std::move(now);
+    state().last_parts[noted->family] = std::move(noted->parts);
   }
   if (!explanation.empty()) TORCH_WARN("torch_tpu: ", explanation);
 }

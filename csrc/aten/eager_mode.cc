@@ -3,6 +3,7 @@
 #include <c10/util/Exception.h>
 
 #include <atomic>
+#include <string>
 
 #include "aten/fused_graph.h"
 #include "runtime/config.h"
@@ -11,8 +12,18 @@ namespace torch_tpu::aten {
 
 namespace {
 
+EagerMode start_up_mode() {
+  const std::string name = config::get(config::kEagerMode);
+  try {
+    return parse_eager_mode(name);
+  } catch (const c10::ValueError&) {
+    TORCH_CHECK_VALUE(false, config::kEagerMode.name, "='", name,
+                      "' is not a tpu eager mode: expected 'strict', 'fused' or 'debug'");
+  }
+}
+
 std::atomic<int>& mode_slot() {
-  static std::atomic<int> mode{static_cast<int>(parse_eager_mode(config::get(config::kEagerMode)))};
+  static std::atomic<int> mode{static_cast<int>(start_up_mode())};
   return mode;
 }
 

@@ -27,8 +27,10 @@ class Recorder {
     settings_ = settings;
     std::fill(std::begin(skipped_), std::end(skipped_), false);
     for (Action a : settings.skip) skipped_[static_cast<int>(a)] = true;
-    if (!settings.trace || clear_trace) trace_.clear();
-    while (trace_.size() > settings_.max_entries) trace_.pop_front();
+    if (!settings.trace || clear_trace) traces_.clear();
+    for (auto& [device, trace] : traces_) {
+      while (trace.size() > settings_.max_entries) trace.pop_front();
+    }
   }
 
   void on_buffer(const void* id, int64_t bytes, int device) {
@@ -101,7 +103,9 @@ class Recorder {
     }
     std::sort(state.blocks.begin(), state.blocks.end(),
               [](const Block& a, const Block& b) { return a.address < b.address; });
-    state.trace.assign(trace_.begin(), trace_.end());
+    for (const auto& [device, trace] : traces_) state.trace.insert(state.trace.end(), trace.begin(), trace.end());
+    std::stable_sort(state.trace.begin(), state.trace.end(),
+                     [](const Event& a, const Event& b) { return a.time_us < b.time_us; });
     for (Event& e : state.trace) e.stack = copy(e.stack);
     return state;
   }
@@ -157,8 +161,9 @@ class Recorder {
  private:
   void record(Action action, uintptr_t address, int device, int64_t bytes, int64_t device_free, Stack stack) {
     if (!settings_.trace || skipped_[static_cast<int>(action)] || settings_.max_entries == 0) return;
-    if (trace_.size() == settings_.max_entries) trace_.pop_front();
-    trace_.push_back(Event{action, address, device, bytes, device_free, now_us(), std::move(stack)});
+    std::deque<Event>& trace = traces_[device];
+    if (trace.size() == settings_.max_entries) trace.pop_front();
+    trace.push_back(Event{action, address, device, bytes, device_free, now_us(), std::move(stack)});
   }
 
   std::mutex mutex_;
@@ -167,7 +172,8 @@ class Recorder {
   std::unordered_map<uintptr_t, Block> live_;
   // Stacks of fused ops' results, kept until their graph runs.
   std::unordered_map<uintptr_t, Stack> pending_;
-  std::deque<Event> trace_;
+  // Each device's history, max_entries long (as CUDA keeps one per device).
+  std::unordered_map<int, std::deque<Event>> traces_;
 };
 
 // Never destroyed: buffers are freed during interpreter and static

@@ -21,6 +21,7 @@
 #include "aten/launch.h"
 #include "aten/scalar_cache.h"
 #include "aten/trace_profiler.h"
+#include "cache/compile_cache.h"
 #include "ops/broadcast.h"
 #include "pjrt/error.h"
 #include "pjrt/executable.h"
@@ -446,11 +447,19 @@ std::vector<pjrt::Buffer> launch_program_keeping(const std::string& key, const c
               "start method");
   keep_loaded_executables_bounded();
   std::shared_ptr<pjrt::LoadedExecutable> executable;
+  const uint64_t compiles_before = cache::CompileCache::compiles_on_this_thread();
   try {
     executable = runtime::Runtime::get().compile_cache().get_or_compile(key, build);
   } catch (const pjrt::PjrtError& e) {
+    finish_compile_note(false);
     TORCH_CHECK(false, op, ": compiling the tpu program failed: ", e.what());
+  } catch (...) {
+    finish_compile_note(false);
+    throw;
   }
+  // Explains a recompile only when the lookup compiled (a program loaded
+  // from the disk tier is no compile).
+  finish_compile_note(cache::CompileCache::compiles_on_this_thread() != compiles_before);
   pjrt::LoadedExecutable::Result result;
   const int64_t launch_ns = runtime::device_time_enabled() ? runtime::steady_now_ns() : -1;
   try {

@@ -18,6 +18,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+thread_local uint64_t thread_compiles = 0;  // compiles_on_this_thread()
+
 int64_t nanos_since(Clock::time_point start) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start)
       .count();
@@ -209,6 +211,8 @@ CompileCache::Resolved CompileCache::resolve_program(
   return resolved;
 }
 
+uint64_t CompileCache::compiles_on_this_thread() { return thread_compiles; }
+
 CompileCache::Resolved CompileCache::load_or_compile(
     const Fingerprint& fingerprint, std::string record, const std::string& text,
     const pjrt::CompileOptions& options) {
@@ -247,6 +251,7 @@ CompileCache::Resolved CompileCache::load_or_compile(
   }
   compile_nanos_.fetch_add(nanos_since(start), std::memory_order_relaxed);
   compiles_.fetch_add(1, std::memory_order_relaxed);
+  ++thread_compiles;
   resolved.store = disk_ != nullptr;
   resolved.record = std::move(record);
   return resolved;

@@ -77,6 +77,10 @@ class CompileCache {
 
   CacheStats stats() const;
   void reset_stats();
+  // Programs this thread has compiled (not loaded from disk), in any
+  // cache: a caller compares it around get_or_compile to learn whether
+  // its lookup compiled.
+  static uint64_t compiles_on_this_thread();
   // Drops the in-memory executables (the disk tier is kept). Compiles in
   // flight finish and are kept.
   void clear_memory();

@@ -149,8 +149,14 @@ def make_runner(gm: torch.fx.GraphModule, fuse: bool, replay: bool = True) -> Ca
     input_updates.batch_input_copies(gm)
     sets_rng_state = rng_state.replace_rng_state_ops(gm)
     layouts = strides.traced_layouts(gm)
-    replay = replay and not sets_rng_state  # rng_state.py says why
-    replayer = _Replayer(f"graph of {len(gm.graph.nodes)} nodes") if fuse and replay else None
+    # A graph that is not replayed still gets a replayer, given up from the
+    # start, so replay_status() lists it with the reason.
+    replayer = _Replayer(f"graph of {len(gm.graph.nodes)} nodes") if fuse else None
+    if replayer is not None and not replay:
+        replayer._give_up('compiled with options={"replay": False}')
+    elif replayer is not None and sets_rng_state:
+        replayer._give_up("it saves or sets the RNG state (activation checkpointing of random ops; "
+                          "torch_tpu/_compile/rng_state.py)")
     templates: dict[tuple, list] = {}  # the outputs of each planned key
     # Tensors the graph holds itself (get_attr): captured and checked like
     # inputs, so a program argument is never mistaken for one of them.
@@ -184,7 +190,7 @@ def make_runner(gm: torch.fx.GraphModule, fuse: bool, replay: bool = True) -> Ca
     def run(args: list) -> Any:
         if not fuse:
             return strides.restore_layouts(gm(*args), layouts)
-        if replayer is None:
+        if replayer is None or replayer.failure is not None:
             return record(args)
         key = tuple(a for a in args if not isinstance(a, torch.Tensor))
         plan = replayer.plan_for(key)
