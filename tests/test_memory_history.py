@@ -104,6 +104,17 @@ def test_max_entries_keeps_the_newest():
         ("alloc", 56), ("free_requested", 56), ("free_completed", 56)]
 
 
+def test_max_entries_is_per_device_as_on_cuda():
+    memory._record_memory_history(stacks="python", max_entries=3)
+    kept = [torch.ones(n, device="tpu:0") for n in (21, 22, 23, 24)]
+    kept += [torch.ones(n, device="tpu:1") for n in (31, 32, 33, 34)]
+    traces = memory._snapshot()["device_traces"]
+    # Device 1's allocations did not push device 0's out of its history.
+    assert [e["size"] for e in traces[0]] == [22 * 4, 23 * 4, 24 * 4]
+    assert [e["size"] for e in traces[1]] == [32 * 4, 33 * 4, 34 * 4]
+    del kept
+
+
 def test_context_and_enabled_levels():
     memory._record_memory_history(context="state", stacks="python")
     t = make_ones(1113)
