@@ -799,6 +799,14 @@ def scenario_bound_device() -> None:
     t = torch.ones(1, device="tpu")
     dist.all_reduce(t, group=halves)
     check(t, torch.ones(1), "all_reduce in a one-rank split")
+    # A subgroup that leaves ranks out: those ranks are asked to take part
+    # in a split (NCCL's protocol) and carry on in step with the members.
+    first = dist.new_group([0])
+    if RANK == 0:
+        t = torch.ones(1, device="tpu") * 7
+        dist.all_reduce(t, group=first)
+        check(t, torch.full((1,), 7.0), "all_reduce in a subgroup of a bound default group")
+    dist.barrier()
     host = dist.new_group(list(range(WORLD)), backend="gloo")  # as torchtitan makes for checkpoints
     c = torch.ones(2)
     dist.all_reduce(c, group=host)

@@ -25,7 +25,12 @@ void bind_distributed(py::module_& m) {
       // dist.split_group deep-copies the parent backend's options for the
       // split; gloo's (the host's) cannot be copied from Python. None lets
       // ProcessGroup::splitGroup take them from getBackendOptions instead.
-      .def_property_readonly("options", [](const distributed::ProcessGroupTPU&) { return py::none(); });
+      .def_property_readonly("options", [](const distributed::ProcessGroupTPU&) { return py::none(); })
+      // dist.new_group asks the ranks left out of a new group to take part
+      // in splitting the bound default group (NCCL's ncclCommSplit needs
+      // every rank). Here the members build the new group's host backend
+      // through the store by themselves: the others have nothing to do.
+      .def("perform_nocolor_split", [](distributed::ProcessGroupTPU&, const py::object& /*device*/) {});
 }
 
 }  // namespace torch_tpu::python
