@@ -153,6 +153,18 @@ def test_corrupt_entry_is_ignored_with_a_warning(tmp_path):
     assert "torch_tpu" in stderr or again["stats"]["disk_errors"] >= 1
 
 
+def test_a_cache_directory_that_is_a_file_warns_once(tmp_path):
+    not_a_directory = tmp_path / "cache"
+    not_a_directory.write_text("")
+    code = ("import torch\nx = torch.arange(6.0, device='tpu')\n"
+            "print((x.sin() + x.cos() * x.exp() - x.tanh()).sum().item())")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                            env=dict(os.environ, TORCH_TPU_CACHE_DIR=str(not_a_directory)))
+    assert result.returncode == 0, result.stderr
+    # One warning for the unwritable tier, not one per program looked up.
+    assert result.stderr.count("Warning") == 1 and "cannot write the compile cache" in result.stderr, result.stderr
+
+
 def test_disk_tier_can_be_disabled(tmp_path):
     first, _ = run_child(tmp_path, 9.0, {"TORCH_TPU_DISK_CACHE": "0"})
     assert first["stats"]["disk_writes"] == 0

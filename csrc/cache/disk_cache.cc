@@ -183,7 +183,9 @@ std::optional<std::string> DiskCache::load(const Fingerprint& fingerprint,
   const std::string path = entry_path(fingerprint);
   // O_NOFOLLOW: a symlink planted in the cache is refused, not followed.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0 && errno == ENOENT) return std::nullopt;
+  // No entry; or no directory to hold one (the cache directory is not a
+  // directory: the first write says so, once).
+  if (fd < 0 && (errno == ENOENT || errno == ENOTDIR)) return std::nullopt;
 
   auto reject = [&](const std::string& reason, bool ours) -> std::optional<std::string> {
     if (rejected) *rejected = true;
