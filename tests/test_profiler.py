@@ -181,6 +181,23 @@ def test_trace_of_fused_eager_shows_the_graph_at_its_sync_point(tmp_path):
     assert ops[kernels[0]["args"]["External id"]] == "aten::_local_scalar_dense"
 
 
+def test_trace_links_a_graph_run_outside_any_op_to_its_range(tmp_path):
+    x = torch.randn(64, 64, device="tpu")
+    with torch_tpu.eager_mode("fused"):
+        def run():
+            y = (x @ x).sin()
+            torch.tpu.synchronize()  # the graph runs here, under tpu::fused_graph
+            return y
+
+        run()
+        prof, events = trace(run, [ProfilerActivity.CPU, ProfilerActivity.PrivateUse1], tmp_path)
+    kernels = [e for e in events if e.get("cat") == "kernel"]
+    ranges = {e["args"]["External id"]: e["name"] for e in events if e.get("cat") == "user_annotation"}
+    assert len(kernels) == 1 and ranges.get(kernels[0]["args"].get("External id")) == "tpu::fused_graph", events
+    graph = [e for e in prof.key_averages() if e.key == "tpu::fused_graph"]
+    assert graph and graph[0].self_device_time_total > 0
+
+
 def test_trace_shows_copies_between_host_and_device(tmp_path):
     a = torch.randn(256, 256)
 

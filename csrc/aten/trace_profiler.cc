@@ -151,6 +151,15 @@ class TpuTraceSession final : public libkineto::IActivityProfilerSession {
     if (!t_correlation_stack.empty()) t_correlation_stack.pop_back();
   }
 
+  // User-scope ranges (record_function, and the tpu::fused_graph range a
+  // graph launched outside any op runs under) come through here: launches
+  // made directly inside one are linked to it.
+  void pushUserCorrelationId(uint64_t id) override { t_correlation_stack.push_back(id); }
+
+  void popUserCorrelationId() override {
+    if (!t_correlation_stack.empty()) t_correlation_stack.pop_back();
+  }
+
  private:
   std::mutex mutex_;
   std::vector<runtime::LaunchSpan> spans_;
