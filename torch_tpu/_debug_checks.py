@@ -97,10 +97,7 @@ def _runs_on_cpu(func) -> bool:
     name = func._schema.name
     if func._overloadname != "default":
         name += "." + func._overloadname
-    if torch._C._dispatch_has_computed_kernel_for_dispatch_key(name, "CPU"):
-        return True
-    _say_not_compared(func)
-    return False
+    return torch._C._dispatch_has_computed_kernel_for_dispatch_key(name, "CPU")
 
 
 def _say_not_compared(func) -> None:
@@ -109,7 +106,7 @@ def _say_not_compared(func) -> None:
     if name not in _UNCOMPARED:
         _UNCOMPARED.add(name)
         warnings.warn(f"tpu debug check: {name} has no CPU kernel, so compare_cpu=True does not check its "
-                      "results", stacklevel=4)
+                      "results", stacklevel=3)
 
 
 # Ops whose further outputs are bookkeeping that CPU fills its own way
@@ -275,7 +272,10 @@ class DebugChecks(TorchDispatchMode):
             return func(*args, **kwargs)
         name = func._schema.name
         compare = (self.compare_cpu and name not in _NOT_COMPARED and not func.is_view
-                   and torch.Tag.nondeterministic_seeded not in func.tags and _runs_on_cpu(func))
+                   and torch.Tag.nondeterministic_seeded not in func.tags)
+        if compare and not _runs_on_cpu(func):
+            _say_not_compared(func)
+            compare = False
         if compare:
             to_cpu = lambda x: x.detach().cpu().clone() if _is_tpu(x) else x  # noqa: E731
             cpu_args, cpu_kwargs = tree_map(to_cpu, (args, kwargs))

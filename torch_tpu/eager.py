@@ -19,6 +19,7 @@ All three run the same op lowerings through the same compile cache:
 from __future__ import annotations
 
 import contextlib
+import inspect
 from typing import Iterator
 
 from torch_tpu import _C
@@ -68,10 +69,10 @@ def set_eager_mode(
 def eager_mode(mode: str, **checks) -> Iterator[None]:
     """Runs the block in `mode` (see set_eager_mode), then restores the
     previous mode and checks."""
-    unknown = set(checks) - {"check_finite", "compare_cpu", "rtol", "atol"}
+    known = [name for name in inspect.signature(set_eager_mode).parameters if name != "mode"]
+    unknown = sorted(set(checks) - set(known))
     if unknown:
-        raise TypeError(f"eager_mode() got unknown arguments {sorted(unknown)}: the debug mode's are "
-                        "check_finite, compare_cpu, rtol and atol")
+        raise TypeError(f"eager_mode() got unknown arguments {unknown}: the debug mode's are {', '.join(known)}")
     previous_mode = get_eager_mode()
     previous_checks = _checks.settings() if _checks is not None else {}
     set_eager_mode(mode, **checks)
