@@ -115,6 +115,23 @@ void release_autograd_graph_tasks(int devices) {
   }
 }
 
+// See torch_tpu/_exit.py. Waits for every program and transfer launched
+// on the devices: the process's static destructors would otherwise tear the
+// plugin down under a running program (a segfault at exit). Errors of that
+// work are not raised any more: nothing can read its results. A forked
+// child's copies of the parent's events never fire, so it waits for none.
+void wait_for_launched_work(int devices) {
+  if (aten::in_bad_fork()) return;
+  py::gil_scoped_release release;
+  for (int i = 0; i < devices; ++i) {
+    try {
+      runtime::synchronize(i);
+    } catch (const std::exception&) {
+      // Exiting: the error belongs to results nobody will read.
+    }
+  }
+}
+
 }  // namespace
 
 void bind_device(py::module_& m) {
@@ -162,6 +179,8 @@ void bind_device(py::module_& m) {
   }, py::arg("device"));
   d.def("release_autograd_graph_tasks", &release_autograd_graph_tasks, py::arg("devices"),
         "Waits until no autograd device thread holds a finished graph task (run at exit)");
+  d.def("wait_for_launched_work", &wait_for_launched_work, py::arg("devices"),
+        "Waits for all work launched on the devices, raising none of its errors (run at exit)");
   d.def("default_generator", [](int device) {
     const at::Generator& generator = aten::default_generator(checked(device));
     PyObject* object = THPGenerator_initDefaultGenerator(generator);

@@ -1,6 +1,7 @@
 #include "runtime/device_queue.h"
 
 #include <algorithm>
+#include <exception>
 #include <mutex>
 #include <vector>
 
@@ -54,7 +55,18 @@ void synchronize(int device) {
     std::lock_guard<std::mutex> lock(q.mutex);
     pending.swap(q.pending);
   }
-  for (auto& e : pending) e.await();
+  // Every event is waited for before the first failure is raised: work
+  // launched after a failed program still runs, and a caller that goes on
+  // (or exits) after the error must not find it running.
+  std::exception_ptr first_failure;
+  for (auto& e : pending) {
+    try {
+      e.await();
+    } catch (...) {
+      if (!first_failure) first_failure = std::current_exception();
+    }
+  }
+  if (first_failure) std::rethrow_exception(first_failure);
 }
 
 bool is_idle(int device) {

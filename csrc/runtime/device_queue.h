@@ -19,8 +19,8 @@ namespace torch_tpu::runtime {
 // (device_time.h); -1 means now. `label` names the work in trace profiles.
 void track_completion(int device, pjrt::Event done, int64_t launch_ns = -1, const LaunchLabel& label = {});
 
-// Blocks until all work launched on `device` so far has completed; throws
-// the first error any of it produced.
+// Blocks until all work launched on `device` so far has completed; then
+// throws the first error any of it produced.
 void synchronize(int device);
 
 // True when all work launched on `device` has completed.
