@@ -180,6 +180,48 @@ def test_fused_training_reaches_a_steady_state_and_matches_strict():
     assert stats["graphs_run"] == 7  # and the last update, leaving fused mode
 
 
+def test_fused_training_in_several_threads_reaches_a_steady_state():
+    """Each thread records into graphs of its own (a backward pass joins the
+    graph of the forward it differentiates): threads training at the same
+    time compile nothing once one thread has run the step, and compute what
+    strict eager computes. With one graph shared by the threads their
+    interleaving was part of the key (2 threads: 16 compiles in 30 steps)."""
+    def job(seed):  # made in the main thread: seeding is the process's
+        torch.manual_seed(seed)
+        model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 1)).to("tpu")
+        return model, torch.randn(8, 16).to("tpu"), torch.randn(8, 1).to("tpu")
+
+    def train(model, x, y, losses):
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for _ in range(10):
+            loss = F.mse_loss(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+
+    seeds = (1, 2, 3)
+    strict = {seed: [] for seed in seeds}
+    for seed in seeds:
+        train(*job(seed), strict[seed])
+    with torch_tpu.eager_mode("fused"):
+        train(*job(0), [])
+        jobs = {seed: job(seed) for seed in seeds}
+        torch.tpu.synchronize()
+        before = compiles()
+        torch_tpu.reset_fused_stats()
+        fused = {seed: [] for seed in seeds}
+        workers = [threading.Thread(target=train, args=(*jobs[seed], fused[seed])) for seed in seeds]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        assert compiles() == before
+        assert torch_tpu.fused_stats()["graphs_run"] == 30  # one program per step
+    for seed in strict:
+        assert fused[seed] == pytest.approx(strict[seed], rel=1e-5, abs=1e-6)
+
+
 def test_fused_pending_work_runs_at_a_mode_switch():
     torch_tpu.reset_fused_stats()
     with torch_tpu.eager_mode("fused"):

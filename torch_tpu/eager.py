@@ -4,7 +4,7 @@ All three run the same op lowerings through the same compile cache:
 
 - ``strict``: each op is one program, compiled once and launched
   asynchronously; the host waits only at sync points.
-- ``fused``: ops are recorded into one deferred graph per device and run as
+- ``fused``: ops are recorded into one deferred graph per device (and thread) and run as
   one program at a sync point (a copy to the host, ``item()``, ``print``,
   ``torch.tpu.synchronize()``, a mode switch, ``materialize()``, or the
   graph reaching ``TORCH_TPU_FUSED_MAX_OPS`` ops).
@@ -83,8 +83,9 @@ def eager_mode(mode: str, **checks) -> Iterator[None]:
 
 
 def materialize() -> None:
-    """Runs every pending fused graph now, without waiting for it to finish
-    (``torch.tpu.synchronize()`` also waits)."""
+    """Runs the calling thread's pending fused graphs now, without waiting
+    for them to finish (``torch.tpu.synchronize()`` runs every thread's
+    and waits)."""
     _C.aten.materialize()
 
 

@@ -2,7 +2,9 @@
 
 #include <ATen/record_function.h>
 #include <c10/util/Exception.h>
+#include <torch/csrc/autograd/graph_task.h>
 
+#include <array>
 #include <atomic>
 #include <cstring>
 #include <memory>
@@ -62,21 +64,69 @@ std::shared_ptr<DeferredGraph>& last_graph() {
   return *graph;
 }
 
-// The open graph of each device (null: none).
-std::shared_ptr<DeferredGraph>& open_graph(int device) {
-  static auto* graphs = new std::shared_ptr<DeferredGraph>[runtime::kMaxDevices];
+// Who records into a graph: each thread has graphs of its own, so threads
+// recording at the same time do not interleave their ops in one graph (the
+// interleaving would be part of the key, and nearly every graph would
+// compile anew). A backward pass's ops, which the autograd engine runs on
+// its device thread, join the graph holding their pending inputs: the
+// forward's graph, so that a training step stays one program.
+using Owner = uint64_t;
+
+Owner this_thread_owner() {
+  static std::atomic<Owner> next{1};
+  thread_local const Owner owner = next.fetch_add(1, std::memory_order_relaxed);
+  return owner;
+}
+
+// The open graphs of each owner, per device (all under runtime::ValuesLock).
+using DeviceGraphs = std::array<std::shared_ptr<DeferredGraph>, runtime::kMaxDevices>;
+std::unordered_map<Owner, DeviceGraphs>& open_graphs() {
+  static auto* graphs = new std::unordered_map<Owner, DeviceGraphs>();
+  return *graphs;
+}
+
+std::shared_ptr<DeferredGraph>& open_graph(Owner owner, int device) {
   TORCH_CHECK(device >= 0 && device < runtime::kMaxDevices, "tpu device index ", device, " is out of range");
-  return graphs[device];
+  return open_graphs()[owner][device];
+}
+
+// Forgets a graph that ran (or is about to) if it is still its owner's
+// open one; an owner left with no open graph is dropped, so threads that
+// ended leave nothing behind.
+void close_graph(Owner owner, int device, const DeferredGraph* graph) {
+  auto it = open_graphs().find(owner);
+  if (it == open_graphs().end() || it->second[device].get() != graph) return;
+  it->second[device].reset();
+  for (const auto& open : it->second) {
+    if (open) return;
+  }
+  open_graphs().erase(it);
+}
+
+// The open graphs of one owner (every owner when null), in a list: running
+// them changes the table.
+std::vector<std::shared_ptr<DeferredGraph>> graphs_of(const Owner* owner) {
+  std::vector<std::shared_ptr<DeferredGraph>> graphs;
+  for (const auto& [who, per_device] : open_graphs()) {
+    if (owner && who != *owner) continue;
+    for (const auto& graph : per_device) {
+      if (graph) graphs.push_back(graph);
+    }
+  }
+  return graphs;
 }
 
 class DeferredGraph : public runtime::PendingSource, public std::enable_shared_from_this<DeferredGraph> {
  public:
-  explicit DeferredGraph(int device)
-      : device_(device), observed_(static_cast<bool>(graph_observer())), builder_("fused") {
+  DeferredGraph(Owner owner, int device)
+      : owner_(owner), device_(device), observed_(static_cast<bool>(graph_observer())), builder_("fused") {
     key_.append("fused", 6);
   }
 
   int64_t size() const { return static_cast<int64_t>(op_names_.size()); }
+  Owner owner() const { return owner_; }
+  int device() const { return device_; }
+  bool ran() const { return ran_; }
 
   std::vector<DeviceBufferPtr> record(const char* op, const std::string& op_key, const EmitOp& emit,
                                       const std::function<std::string()>& describe) {
@@ -122,7 +172,7 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
     }
     ran_ = true;
     auto self = shared_from_this();  // the open slot may hold the last reference
-    if (open_graph(device_).get() == this) open_graph(device_).reset();
+    close_graph(owner_, device_, this);
     last_graph() = self;
 
     // Only results someone still holds become program outputs.
@@ -322,6 +372,7 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
     return text + ")";
   }
 
+  const Owner owner_;
   const int device_;
   const bool observed_;  // a graph observer was set when the graph began
   hlo::Builder builder_;
@@ -363,25 +414,54 @@ const char* materialize_reason_name(MaterializeReason reason) {
   return "?";
 }
 
+namespace {
+
+// The graph an op joins: in a backward pass, that of its first input still
+// pending in an open graph on the device (or, for an op with none, the one
+// the pass's previous op joined); elsewhere the thread's own.
+Owner recording_owner(int device, const std::vector<Operand>& operands) {
+  const int task = torch::autograd::get_current_graph_task_id();
+  if (task < 0) return this_thread_owner();
+  thread_local int joined_task = -1;
+  thread_local Owner joined = 0;
+  for (const Operand& operand : operands) {
+    if (!operand.buffer || !operand.buffer->pending()) continue;
+    const auto* graph = dynamic_cast<const DeferredGraph*>(operand.buffer->source().get());
+    if (graph && graph->device() == device && !graph->ran()) {
+      joined_task = task;
+      joined = graph->owner();
+      return joined;
+    }
+  }
+  return joined_task == task ? joined : this_thread_owner();
+}
+
+}  // namespace
+
 std::vector<DeviceBufferPtr> record_op(int device, const char* op, const std::string& op_key,
-                                       const EmitOp& emit, const std::function<std::string()>& describe) {
+                                       const std::vector<Operand>& operands, const EmitOp& emit,
+                                       const std::function<std::string()>& describe) {
   runtime::ValuesLock lock;
-  std::shared_ptr<DeferredGraph>& slot = open_graph(device);
+  const Owner owner = recording_owner(device, operands);
+  std::shared_ptr<DeferredGraph>& slot = open_graph(owner, device);
   if (slot && slot->size() >= max_ops()) {
     std::shared_ptr<DeferredGraph> full = slot;
     full->run(MaterializeReason::kSizeLimit);
   }
-  if (!slot) slot = std::make_shared<DeferredGraph>(device);
-  std::shared_ptr<DeferredGraph> graph = slot;
+  std::shared_ptr<DeferredGraph> graph = open_graph(owner, device);
+  if (!graph) {
+    graph = std::make_shared<DeferredGraph>(owner, device);
+    open_graph(owner, device) = graph;
+  }
   stats().ops_recorded++;
-  cut_at_end_of_backward();
+  cut_at_end_of_backward(owner, [owner] { materialize_owner(owner, MaterializeReason::kBackward); });
   return graph->record(op, op_key, emit, describe);
 }
 
-void note_overwrite(int device, const DeviceBufferPtr& old, const DeviceBufferPtr& now) {
+void note_overwrite(const DeviceBufferPtr& old, const DeviceBufferPtr& now) {
   runtime::ValuesLock lock;
-  std::shared_ptr<DeferredGraph> graph = open_graph(device);
-  if (graph && now->source().get() == graph.get()) graph->overwrite(old, now);
+  auto* graph = dynamic_cast<DeferredGraph*>(now->source().get());
+  if (graph && !graph->ran()) graph->overwrite(old, now);
 }
 
 int64_t graphs_run_total() { return runs_total.load(); }
@@ -391,12 +471,11 @@ void set_graph_observer(GraphObserver observer) {
   graph_observer() = std::move(observer);
 }
 
-void materialize_all(MaterializeReason reason) {
+namespace {
+
+void run_graphs(const Owner* owner, MaterializeReason reason) {
   runtime::ValuesLock lock;
-  std::vector<std::shared_ptr<DeferredGraph>> pending;
-  for (int device = 0; device < runtime::kMaxDevices; ++device) {
-    if (std::shared_ptr<DeferredGraph> graph = open_graph(device)) pending.push_back(std::move(graph));
-  }
+  std::vector<std::shared_ptr<DeferredGraph>> pending = graphs_of(owner);
   if (pending.empty()) return;
   // Graphs run outside any op (the end of backward, synchronize,
   // materialize(), a mode switch) get a profiler range of their own, so
@@ -408,6 +487,17 @@ void materialize_all(MaterializeReason reason) {
     if (range->isActive()) range->before("tpu::fused_graph", c10::ArrayRef<const c10::IValue>{});
   }
   for (const auto& graph : pending) graph->run(reason);
+}
+
+}  // namespace
+
+void materialize_all(MaterializeReason reason) { run_graphs(nullptr, reason); }
+
+void materialize_owner(uint64_t owner, MaterializeReason reason) { run_graphs(&owner, reason); }
+
+void materialize_this_thread(MaterializeReason reason) {
+  const Owner owner = this_thread_owner();
+  run_graphs(&owner, reason);
 }
 
 void synchronize_device(int device) {

@@ -1,4 +1,4 @@
-// Fused eager: ops recorded into one deferred graph per device.
+// Fused eager: ops recorded into one deferred graph per device and thread.
 //
 // Recording an op emits its lowering right away into the device's open
 // StableHLO builder, with its inputs bound to values the graph already has
@@ -49,23 +49,33 @@ using EmitOp = std::function<std::vector<hlo::Value>(hlo::Builder& b, const Bind
                                                      const BindScalar& bind_scalar)>;
 
 // Records an op on `device`; returns its results as pending buffers.
-// `op_key` is the op's own cache key (op_runner's); `describe` says it in
-// words, called only while recompiles are explained.
+// `op_key` is the op's own cache key (op_runner's); `operands` its tensor
+// operands (a backward pass's op joins the graph of its pending inputs);
+// `describe` says it in words, called only while recompiles are explained.
 std::vector<runtime::DeviceBufferPtr> record_op(int device, const char* op, const std::string& op_key,
-                                                const EmitOp& emit, const std::function<std::string()>& describe);
+                                                const std::vector<Operand>& operands, const EmitOp& emit,
+                                                const std::function<std::string()>& describe);
 
 // The StableHLO text of the last fused graph that ran (empty if none).
 std::string last_graph_text();
 
-// An in-place op recorded on `device` replaced a storage's value `old` by
-// its pending result `now`. When `old` is a parameter of the graph, the
+// An in-place op replaced a storage's value `old` by its pending result
+// `now`. When `old` is a parameter of the graph, the
 // program aliases it to `now` (tf.aliasing_output) and the launch donates
 // it unless something besides the graph still holds it then: in-place
 // updates reuse their buffer. Part of the graph's key.
-void note_overwrite(int device, const runtime::DeviceBufferPtr& old, const runtime::DeviceBufferPtr& now);
+void note_overwrite(const runtime::DeviceBufferPtr& old, const runtime::DeviceBufferPtr& now);
 
-// Runs every device's pending graph.
+// Runs every pending graph: every device's, every thread's.
 void materialize_all(MaterializeReason reason);
+
+// Runs the pending graphs that this thread records into (graph ends of
+// torch.compile, torch_tpu.materialize()): other threads' graphs are not
+// cut at a point that depends on timing.
+void materialize_this_thread(MaterializeReason reason);
+
+// Runs the pending graphs of one recording owner (fused_graph.cc).
+void materialize_owner(uint64_t owner, MaterializeReason reason);
 
 // A sync point: runs the pending graphs, then waits until `device` has
 // finished all its work (what torch.tpu.synchronize() does).

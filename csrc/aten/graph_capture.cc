@@ -196,7 +196,7 @@ void write_dims(std::ostringstream& out, c10::IntArrayRef dims) {
 
 GraphCapture::GraphCapture(const std::vector<at::Tensor>& inputs)
     : inputs_(inputs), log_(std::make_unique<CaptureLog>()), graph_(std::make_shared<CapturedGraph>()) {
-  materialize_all(MaterializeReason::kExplicit);
+  materialize_this_thread(MaterializeReason::kExplicit);
   std::unordered_map<const c10::StorageImpl*, int32_t> storages;
   std::unordered_map<const DeviceBuffer*, int32_t> values;
   for (size_t i = 0; i < inputs_.size(); ++i) {
@@ -277,7 +277,7 @@ void GraphCapture::finish(const std::vector<at::Tensor>& outputs) {
     failure_ = "a fused graph ran before the call's end (a sync point inside the graph, or another thread)";
     transient_ = true;
   }
-  materialize_all(MaterializeReason::kExplicit);
+  materialize_this_thread(MaterializeReason::kExplicit);
   stop();
   finished_ = true;
   if (failure_.empty() && log_->host_reads) failure_ = "the call copied a device value to the host";

@@ -344,7 +344,7 @@ std::vector<DeviceBufferPtr> defer(const OpCall& call, const Prepared& p, size_t
     for (const std::string& part : describe_op(call, p)) text += (text == call.name ? ": " : "; ") + part;
     return text;
   };
-  return record_op(device, call.name, p.key, emit, describe);
+  return record_op(device, call.name, p.key, p.operands, emit, describe);
 }
 
 std::vector<DeviceBufferPtr> run_or_defer(const OpCall& call, Prepared& p, size_t n_targets,
@@ -612,7 +612,7 @@ std::vector<at::Tensor> run_op_into(const OpCall& call, const LoweringBody& body
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (i < n) {
       if (outputs[i]->pending() && p.operands[p.operands.size() - n + i].buffer) {
-        note_overwrite(p.device.index(), p.operands[p.operands.size() - n + i].buffer, outputs[i]);
+        note_overwrite(p.operands[p.operands.size() - n + i].buffer, outputs[i]);
       }
       storage_value(dsts[i].storage()).set_value(std::move(outputs[i]));
     } else {

@@ -48,8 +48,8 @@ void bind_aten(py::module_& m) {
   }, py::arg("mode"));
   a.def("materialize", [] {
     py::gil_scoped_release release;
-    aten::materialize_all(aten::MaterializeReason::kExplicit);
-  }, "Runs every pending fused graph now (no wait for its completion)");
+    aten::materialize_this_thread(aten::MaterializeReason::kExplicit);
+  }, "Runs the calling thread's pending fused graphs now (no wait for their completion)");
   a.def("fused_stats", &fused_stats_dict);
   a.def("reset_fused_stats", &aten::reset_fused_stats);
   a.def("last_graph_text", &aten::last_graph_text);
