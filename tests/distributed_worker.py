@@ -403,6 +403,18 @@ def scenario_errors() -> None:
         assert "PREMUL_SUM" in str(e) and "Long" in str(e), e
     else:
         raise AssertionError("PREMUL_SUM of integers was accepted")
+    # reduce reaches the backend with complex tensors (all_reduce refuses
+    # them in Python): an unordered type has no MAX; SUM works.
+    z = torch.ones(2, dtype=torch.complex64, device="tpu")
+    try:
+        dist.reduce(z, dst=0, op=dist.ReduceOp.MAX)
+    except ValueError as e:
+        assert "tpu backend: reduce" in str(e) and "ReduceOp.MAX" in str(e) and "complex" in str(e), e
+    else:
+        raise AssertionError("MAX of complex tensors was accepted")
+    dist.reduce(z, dst=0)
+    if RANK == 0:
+        check(z, torch.full((2,), complex(WORLD)), "reduce of complex tensors")
     # Splits on one side only: each side is checked on its own.
     out = torch.empty(2 + 2 * RANK, device="tpu")
     dist.all_to_all_single(out, torch.arange(3.0, device="tpu") + 10 * RANK, input_split_sizes=[1, 2])

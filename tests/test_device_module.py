@@ -318,6 +318,10 @@ def test_event_timing():
     never = torch.Event(device="tpu", enable_timing=True)
     with pytest.raises((ValueError, RuntimeError), match="recorded"):
         start.elapsed_time(never)
+    other = torch.Event(device="tpu:1", enable_timing=True)
+    other.record(torch.tpu.current_stream(1))
+    with pytest.raises(RuntimeError, match="different tpu devices"):
+        start.elapsed_time(other)
 
 
 def test_tpu_event_timing_the_cuda_way():

@@ -139,18 +139,21 @@ def test_trace_has_a_device_row_with_each_launch_linked_to_its_op(tmp_path):
     prof, events = trace(run, [ProfilerActivity.CPU, ProfilerActivity.PrivateUse1], tmp_path)
     kernels = [e for e in events if e.get("cat") == "kernel"]
     ops = {e["args"]["External id"]: e for e in events if e.get("cat") == "cpu_op"}
-    assert sorted(k["name"] for k in kernels).count("aten::mm") == 3
+    assert sorted(k["name"] for k in kernels).count("tpu program: aten::mm") == 3
     for k in kernels:
         op = ops[k["args"]["External id"]]  # linked to the op that launched it
-        assert op["name"] == k["name"]
+        assert k["name"] == "tpu program: " + op["name"]
         assert k["ts"] >= op["ts"] and k["dur"] > 0  # runs after its launch began
-    assert not any(k["name"] == "aten::view" for k in kernels)
+    assert not any(k["name"].endswith("aten::view") for k in kernels)
     flows = [e for e in events if e.get("cat") == "ac2g"]
     assert len(flows) >= len(kernels)
     # Device time per op in the table, as with CUDA kernels.
     mm = [e for e in prof.key_averages() if e.key == "aten::mm" and e.self_device_time_total > 0]
     assert mm and all(e.device_type == torch.autograd.DeviceType.CPU or e.count == 3 for e in mm)
     assert "Self TPU" in prof.key_averages().table(sort_by="self_device_time_total")
+    # The program has a row of its own, as a CUDA kernel has: no op is listed twice.
+    rows = [e.key for e in prof.key_averages()]
+    assert len(rows) == len(set(rows)) and "tpu program: aten::mm" in rows
 
 
 def test_trace_names_the_row_of_every_device_it_shows(tmp_path):

@@ -324,6 +324,10 @@ class TpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
                 "Both events must be recorded before calculating elapsed time.");
     TORCH_CHECK(a->timing && b->timing,
                 "Both events must be created with argument 'enable_timing=True'.");
+    // Each device has a clock of its own on a real accelerator: CUDA
+    // refuses the pair too.
+    TORCH_CHECK(a->device == b->device, "elapsed_time: the events were recorded on different tpu devices (",
+                static_cast<int>(a->device), " and ", static_cast<int>(b->device), ")");
     return std::chrono::duration<double, std::milli>(b->when - a->when).count();
   }
 

@@ -24,6 +24,16 @@ namespace torch_tpu::aten {
 
 namespace {
 
+// A strict op's program is named apart from its op ("tpu program:
+// aten::mm"), as a CUDA kernel has a name of its own: key_averages() groups
+// rows by name, and the op's host row and its program's device row would
+// otherwise show as one op listed twice. Graphs ("tpu fused graph of ...")
+// and copies are named for themselves already.
+std::string activity_name(const runtime::LaunchSpan& span) {
+  if (span.kind != runtime::SpanKind::kProgram || span.name.rfind("tpu ", 0) == 0) return span.name;
+  return "tpu program: " + span.name;
+}
+
 // PyTorch pushes the correlation id of each op it records on the thread
 // that runs it; the launches the op makes carry the innermost one.
 thread_local std::vector<uint64_t> t_correlation_stack;
@@ -112,7 +122,7 @@ class TpuTraceSession final : public libkineto::IActivityProfilerSession {
     for (const runtime::LaunchSpan& s : spans_) {
       const auto type = s.kind == runtime::SpanKind::kProgram ? libkineto::ActivityType::CONCURRENT_KERNEL
                                                               : libkineto::ActivityType::GPU_MEMCPY;
-      auto a = std::make_unique<libkineto::GenericTraceActivity>(*span_, type, s.name);
+      auto a = std::make_unique<libkineto::GenericTraceActivity>(*span_, type, activity_name(s));
       a->startTime = s.start_ns + clock_offset_ns_;
       a->endTime = s.end_ns + clock_offset_ns_;
       a->id = static_cast<int32_t>(s.correlation);

@@ -240,6 +240,25 @@ uint64_t ProcessGroupTPU::getSequenceNumberForGroup() {
   return host_->getSequenceNumberForGroup();
 }
 
+namespace {
+
+const char* reduce_op_name(ReduceOp::RedOpType op) {
+  switch (op) {
+    case ReduceOp::SUM: return "ReduceOp.SUM";
+    case ReduceOp::AVG: return "ReduceOp.AVG";
+    case ReduceOp::PRODUCT: return "ReduceOp.PRODUCT";
+    case ReduceOp::MIN: return "ReduceOp.MIN";
+    case ReduceOp::MAX: return "ReduceOp.MAX";
+    case ReduceOp::BAND: return "ReduceOp.BAND";
+    case ReduceOp::BOR: return "ReduceOp.BOR";
+    case ReduceOp::BXOR: return "ReduceOp.BXOR";
+    case ReduceOp::PREMUL_SUM: return "ReduceOp.PREMUL_SUM";
+    default: return "this ReduceOp";
+  }
+}
+
+}  // namespace
+
 void ProcessGroupTPU::reduce_on_host(TensorList& hosts, const ReduceOp& op,
                                      std::chrono::milliseconds timeout,
                                      std::string_view caller) {
@@ -254,6 +273,10 @@ void ProcessGroupTPU::reduce_on_host(TensorList& hosts, const ReduceOp& op,
   for (auto& r : reduced) {
     TORCH_CHECK_TYPE(!c10::isFloat8Type(r.scalar_type()), "tpu backend: ", caller, ": ", r.scalar_type(),
                      " tensors cannot be reduced (as with NCCL); reduce them in a wider type");
+    // PyTorch's all_reduce refuses these for complex tensors itself;
+    // reduce and reduce_scatter reach the backend with them.
+    TORCH_CHECK_VALUE(!r.is_complex() || op.op_ == ReduceOp::SUM || average || op.op_ == ReduceOp::PREMUL_SUM,
+                      "tpu backend: ", caller, ": ", reduce_op_name(op.op_), " is not defined for complex tensors");
     if (average) {
       TORCH_CHECK_TYPE(r.scalar_type() != at::kBool && r.scalar_type() != at::kUInt64, "tpu backend: ", caller,
                        ": ReduceOp.AVG is not defined for ", r.scalar_type(), " tensors");
