@@ -283,6 +283,27 @@ def test_replay_under_fused_eager_reads_pending_inputs():
     assert replayed() - before == 2
 
 
+def test_replay_of_a_backward_under_fused_eager():
+    """The compiled backward runs on the autograd engine's thread, and its
+    incoming gradient is pending in the graph of the thread that called
+    backward: the capture computes it first and records the call's ops in
+    a graph of its own, so the backward replays too."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 1))
+    compiled = torch.compile(copy.deepcopy(model).to(TPU), backend="tpu")
+    x = torch.randn(4, 8)
+    before = replayed()
+    with torch_tpu.eager_mode("fused"):
+        for _ in range(5):
+            loss = (compiled(x.to(TPU) * 2) ** 2).sum()
+            loss.item()  # the seed gradient of backward is then a fresh pending value
+            loss.backward()
+            (model(x * 2) ** 2).sum().backward()
+    assert replayed() - before >= 6  # forward and backward from the third call on
+    for p, q in zip(compiled.parameters(), model.parameters()):
+        torch.testing.assert_close(p.grad.cpu(), q.grad, rtol=1e-4, atol=1e-5)
+
+
 def test_replay_after_the_compile_cache_forgot_the_program():
     f = torch.compile(lambda x: x.exp() * 3, backend="tpu")
     x = torch.randn(5, device=TPU)

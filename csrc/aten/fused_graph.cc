@@ -416,12 +416,14 @@ const char* materialize_reason_name(MaterializeReason reason) {
 
 namespace {
 
+thread_local bool t_own_graphs_only = false;
+
 // The graph an op joins: in a backward pass, that of its first input still
 // pending in an open graph on the device (or, for an op with none, the one
 // the pass's previous op joined); elsewhere the thread's own.
 Owner recording_owner(int device, const std::vector<Operand>& operands) {
   const int task = torch::autograd::get_current_graph_task_id();
-  if (task < 0) return this_thread_owner();
+  if (task < 0 || t_own_graphs_only) return this_thread_owner();
   thread_local int joined_task = -1;
   thread_local Owner joined = 0;
   for (const Operand& operand : operands) {
@@ -457,6 +459,8 @@ std::vector<DeviceBufferPtr> record_op(int device, const char* op, const std::st
   cut_at_end_of_backward(owner, [owner] { materialize_owner(owner, MaterializeReason::kBackward); });
   return graph->record(op, op_key, emit, describe);
 }
+
+void record_into_own_graphs(bool on) { t_own_graphs_only = on; }
 
 void note_overwrite(const DeviceBufferPtr& old, const DeviceBufferPtr& now) {
   runtime::ValuesLock lock;

@@ -74,6 +74,11 @@ void materialize_all(MaterializeReason reason);
 // cut at a point that depends on timing.
 void materialize_this_thread(MaterializeReason reason);
 
+// While on, the calling thread's ops record into its own graphs even in a
+// backward pass (graph capture needs the call's ops in a graph of its own,
+// which it runs at the call's end). Per thread.
+void record_into_own_graphs(bool on);
+
 // Runs the pending graphs of one recording owner (fused_graph.cc).
 void materialize_owner(uint64_t owner, MaterializeReason reason);
 

@@ -215,6 +215,10 @@ GraphCapture::GraphCapture(const std::vector<at::Tensor>& inputs)
     const auto index = static_cast<int32_t>(i);
     in.storage_group = storages.emplace(storage_of(t), index).first->second;
     DeviceBufferPtr value = value_of(t);
+    // An input pending in another thread's graph (a backward pass's
+    // gradient, recorded by the thread that called backward) is computed
+    // now, not in the middle of the call.
+    if (value && value->pending()) value->get();
     in.value_group = value ? values.emplace(value.get(), index).first->second : -1;
     start_storages_.push_back(storage_of(t));
     start_values_.push_back(value.get());
@@ -244,6 +248,7 @@ GraphCapture::GraphCapture(const std::vector<at::Tensor>& inputs)
     throw;
   }
   active_ = true;
+  record_into_own_graphs(true);
   capturing.store(true, std::memory_order_release);
 }
 
@@ -252,6 +257,7 @@ GraphCapture::~GraphCapture() { stop(); }
 void GraphCapture::stop() {
   if (!active_) return;
   active_ = false;
+  if (std::this_thread::get_id() == log_->thread) record_into_own_graphs(false);
   {
     std::lock_guard<std::mutex> lock(log_mutex());
     capturing.store(false, std::memory_order_release);
