@@ -9,6 +9,7 @@ import pathlib
 import subprocess
 import sys
 import textwrap
+import gc
 import threading
 
 import pytest
@@ -205,7 +206,14 @@ def test_fused_training_in_several_threads_reaches_a_steady_state():
     for seed in seeds:
         train(*job(seed), strict[seed])
     with torch_tpu.eager_mode("fused"):
-        train(*job(0), [])
+        # The warm-up runs in a thread too: the last optimizer step a thread
+        # leaves is a graph of its own, run by the next op of any thread.
+        warm_job = job(0)  # held, as the jobs below are: its last update is computed
+        warm_up = threading.Thread(target=train, args=(*warm_job, []))
+        warm_up.start()
+        warm_up.join()
+        torch.ones(1, device="tpu").add_(1)
+        assert torch_tpu.fused_stats()["materializations"]["thread_end"] >= 1
         jobs = {seed: job(seed) for seed in seeds}
         torch.tpu.synchronize()
         before = compiles()
@@ -217,9 +225,70 @@ def test_fused_training_in_several_threads_reaches_a_steady_state():
         for w in workers:
             w.join()
         assert compiles() == before
-        assert torch_tpu.fused_stats()["graphs_run"] == 30  # one program per step
+        assert torch_tpu.fused_stats()["materializations"]["end_of_backward"] == 30  # one program per step
     for seed in strict:
         assert fused[seed] == pytest.approx(strict[seed], rel=1e-5, abs=1e-6)
+
+
+def test_fused_work_a_thread_leaves_runs_at_the_next_op():
+    """A thread that ends with its graph open (the optimizer's last update)
+    does not hold that graph's buffers until a synchronize: the next op of
+    any thread runs it."""
+    def train():
+        model = nn.Linear(256, 256).to("tpu")
+        opt = torch.optim.Adam(model.parameters())
+        for _ in range(2):
+            loss = model(torch.randn(8, 256).to("tpu")).square().mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        loss.item()
+
+    torch.tpu.synchronize()
+    baseline = torch.tpu.memory_allocated()
+    with torch_tpu.eager_mode("fused"):
+        for _ in range(3):
+            worker = threading.Thread(target=train)
+            worker.start()
+            worker.join()
+        gc.collect()
+        (torch.ones(1, device="tpu") + 1).cpu()
+        assert torch.tpu.memory_allocated() - baseline < 64 * 1024
+        assert torch_tpu.fused_stats()["materializations"]["thread_end"] >= 3
+
+
+def test_compiled_function_called_from_several_threads():
+    """Captures finishing in any order, and the graph runner's fused
+    recording confined to its thread: no error, and the process stays in
+    strict mode."""
+    def f(x):
+        for _ in range(5):
+            x = torch.sin(x) * 1.01 + 0.1
+        return x
+
+    compiled = torch.compile(f, backend="tpu")
+    x = torch.ones(64, device="tpu")
+    want = f(x).cpu()
+    barrier = threading.Barrier(4)
+    results, errors = [], []
+
+    def call():
+        barrier.wait()
+        try:
+            for _ in range(6):
+                results.append(compiled(x).cpu())
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    workers = [threading.Thread(target=call) for _ in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert errors == []
+    assert torch_tpu.get_eager_mode() == "strict"
+    for r in results:
+        torch.testing.assert_close(r, want)
 
 
 def test_fused_pending_work_runs_at_a_mode_switch():

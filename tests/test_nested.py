@@ -83,6 +83,16 @@ def test_strided_nested_backward_as_cpu():
     assert_nested_close(grads["tpu"], grads["cpu"], rtol=1e-5, atol=1e-6)
 
 
+def test_strided_nested_to_padded_tensor_backward_as_cpu():
+    # The backward is _nested_from_padded, whose sizes are a host tensor.
+    grads = {}
+    for device in ("cpu", "tpu"):
+        nt = strided(components(), device, requires_grad=True)
+        (nt.to_padded_tensor(0.0) * torch.arange(4.0, device=device)).pow(2).sum().backward()
+        grads[device] = nt.grad
+    assert_nested_close(grads["tpu"], grads["cpu"])
+
+
 def test_strided_nested_ops_without_a_tpu_kernel_are_refused_by_name():
     nt = strided(components(), "tpu")
     with pytest.raises(NotImplementedError, match=r"aten::sum\.dim_IntList is not supported on tpu for nested "

@@ -267,6 +267,25 @@ def test_an_unsupported_dtype_keeps_its_message_through_python_operators():
     # A TypeError would become NotImplemented in Tensor.__add__ and lose it.
     with pytest.raises(NotImplementedError, match="aten::add: dtype ComplexHalf is not supported on tpu"):
         torch.ones(2, dtype=torch.float16, device="tpu") + 1j
+    chalf = torch.ones(4, device="tpu").view(torch.chalf)
+    for name, op in (("abs", torch.abs), ("exp", torch.exp), ("sqrt", torch.sqrt), ("sgn", torch.sgn)):
+        with pytest.raises(NotImplementedError, match=f"aten::{name}: dtype ComplexHalf is not supported on tpu"):
+            op(chalf)
+
+
+def test_complex_scalars_beyond_complex64_become_infinite_as_on_cpu():
+    # CPU casts the scalar to the op's type without an overflow check, as
+    # real scalars are cast (1e300 in a float32 op is inf).
+    out = torch.ones(2, device="tpu") + complex(1e300, 0)
+    assert out.dtype == torch.complex64 and torch.isinf(out.cpu().real).all()
+    out = torch.ones(2, dtype=torch.complex64, device="tpu") * 1e300
+    assert torch.isinf(out.cpu().real).all()
+
+
+def test_addcmul_of_bool_tensors_is_refused_as_on_cpu():
+    t = torch.tensor([True, True], device="tpu")
+    with pytest.raises(NotImplementedError, match="addcmul.* not implemented for 'Bool'"):
+        torch.addcmul(torch.tensor([True, False], device="tpu"), t, t)
 
 
 def test_equal_compares_values_across_dtypes_like_cpu():

@@ -27,9 +27,24 @@ std::atomic<int>& mode_slot() {
   return mode;
 }
 
+// The thread's own mode; -1: the process's.
+thread_local int t_thread_mode = -1;
+
 }  // namespace
 
-EagerMode eager_mode() { return static_cast<EagerMode>(mode_slot().load(std::memory_order_relaxed)); }
+EagerMode eager_mode() {
+  if (t_thread_mode >= 0) return static_cast<EagerMode>(t_thread_mode);
+  return static_cast<EagerMode>(mode_slot().load(std::memory_order_relaxed));
+}
+
+std::optional<EagerMode> set_thread_eager_mode(std::optional<EagerMode> mode) {
+  const std::optional<EagerMode> previous =
+      t_thread_mode >= 0 ? std::optional<EagerMode>(static_cast<EagerMode>(t_thread_mode)) : std::nullopt;
+  const bool was_fused = eager_mode() == EagerMode::kFused;
+  t_thread_mode = mode ? static_cast<int>(*mode) : -1;
+  if (was_fused && eager_mode() != EagerMode::kFused) materialize_this_thread(MaterializeReason::kModeSwitch);
+  return previous;
+}
 
 void set_eager_mode(EagerMode mode) {
   if (eager_mode() == EagerMode::kFused && mode != EagerMode::kFused) {

@@ -7,18 +7,27 @@
 //           error surfaces at the op that caused it
 #pragma once
 
+#include <optional>
 #include <string>
 
 namespace torch_tpu::aten {
 
 enum class EagerMode { kStrict, kFused, kDebug };
 
-// The current mode; the first call reads TORCH_TPU_EAGER_MODE.
+// The calling thread's mode: its own if set, else the process's (the first
+// call reads TORCH_TPU_EAGER_MODE).
 EagerMode eager_mode();
 
 // Switches the mode. Leaving fused mode materializes every pending graph
 // first, so no value computed under one mode waits on another.
 void set_eager_mode(EagerMode mode);
+
+// A mode for the calling thread alone, over the process's (nullopt: follow
+// the process's again). torch.compile's graph runner records a graph this
+// way, so calls in several threads neither switch each other's mode nor
+// leave the process in fused mode. Leaving fused materializes the thread's
+// graphs. Returns the thread's previous setting.
+std::optional<EagerMode> set_thread_eager_mode(std::optional<EagerMode> mode);
 
 const char* eager_mode_name(EagerMode mode);
 // Throws c10::Error (ValueError in Python) for an unknown name.

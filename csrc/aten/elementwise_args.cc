@@ -86,6 +86,10 @@ c10::Scalar cast_scalar(const c10::Scalar& s, c10::ScalarType t) {
       return static_cast<double>(static_cast<float>(c10::BFloat16(static_cast<float>(s.toDouble()))));
     case ScalarType::Float: return static_cast<double>(static_cast<float>(s.toDouble()));
     case ScalarType::Double: return s.toDouble();
+    case ScalarType::ComplexFloat: {
+      const c10::complex<double> z = s.toComplexDouble();
+      return c10::complex<double>(static_cast<float>(z.real()), static_cast<float>(z.imag()));
+    }
     // Through float, as c10 casts to 8-bit floats (e4m3fn saturates).
     case ScalarType::Float8_e4m3fn: return as_float8<c10::Float8_e4m3fn>(s);
     case ScalarType::Float8_e5m2: return as_float8<c10::Float8_e5m2>(s);

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -68,14 +69,36 @@ std::shared_ptr<DeferredGraph>& last_graph() {
 // recording at the same time do not interleave their ops in one graph (the
 // interleaving would be part of the key, and nearly every graph would
 // compile anew). A backward pass's ops, which the autograd engine runs on
-// its device thread, join the graph holding their pending inputs: the
-// forward's graph, so that a training step stays one program.
+// its device thread (one for every thread's passes), join the graph holding
+// their pending inputs: the forward's graph, so that a training step stays
+// one program; a pass with no pending input has a graph of its own.
 using Owner = uint64_t;
+constexpr Owner kPassOwner = Owner{1} << 63;  // | the graph task's id
+
+Owner pass_owner(int task) { return kPassOwner | static_cast<uint32_t>(task); }
+
+// Owners whose thread has ended, their graphs still open: run by the next
+// op recorded or graph materialized on any thread, so that the work a
+// thread left (an optimizer's last update) is not held until a synchronize.
+std::mutex g_ended_mutex;
+std::vector<Owner> g_ended_owners;
+std::atomic<bool> g_owners_ended{false};
+
+// Registers the thread's owner as ended when the thread ends. It runs no
+// graph there: other thread-local state of the thread may be gone by then.
+struct ThreadOwner {
+  Owner owner;
+  ~ThreadOwner() {
+    std::lock_guard<std::mutex> lock(g_ended_mutex);
+    g_ended_owners.push_back(owner);
+    g_owners_ended.store(true, std::memory_order_release);
+  }
+};
 
 Owner this_thread_owner() {
   static std::atomic<Owner> next{1};
-  thread_local const Owner owner = next.fetch_add(1, std::memory_order_relaxed);
-  return owner;
+  thread_local const ThreadOwner owner{next.fetch_add(1, std::memory_order_relaxed)};
+  return owner.owner;
 }
 
 // The open graphs of each owner, per device (all under runtime::ValuesLock).
@@ -409,6 +432,7 @@ const char* materialize_reason_name(MaterializeReason reason) {
     case MaterializeReason::kModeSwitch: return "mode_switch";
     case MaterializeReason::kExplicit: return "explicit";
     case MaterializeReason::kBackward: return "end_of_backward";
+    case MaterializeReason::kThreadEnd: return "thread_end";
     case MaterializeReason::kCount: break;
   }
   return "?";
@@ -424,18 +448,41 @@ thread_local bool t_own_graphs_only = false;
 Owner recording_owner(int device, const std::vector<Operand>& operands) {
   const int task = torch::autograd::get_current_graph_task_id();
   if (task < 0 || t_own_graphs_only) return this_thread_owner();
-  thread_local int joined_task = -1;
-  thread_local Owner joined = 0;
+  // The owner each recent pass joined: the device thread interleaves the
+  // passes of several threads.
+  thread_local std::array<std::pair<int, Owner>, 8> joined{};
+  thread_local size_t next_slot = 0;
   for (const Operand& operand : operands) {
     if (!operand.buffer || !operand.buffer->pending()) continue;
     const auto* graph = dynamic_cast<const DeferredGraph*>(operand.buffer->source().get());
     if (graph && graph->device() == device && !graph->ran()) {
-      joined_task = task;
-      joined = graph->owner();
-      return joined;
+      for (auto& [pass, owner] : joined) {
+        if (pass == task + 1) {
+          owner = graph->owner();
+          return owner;
+        }
+      }
+      joined[next_slot] = {task + 1, graph->owner()};  // task + 1: a zero entry is free
+      next_slot = (next_slot + 1) % joined.size();
+      return graph->owner();
     }
   }
-  return joined_task == task ? joined : this_thread_owner();
+  for (const auto& [pass, owner] : joined) {
+    if (pass == task + 1) return owner;
+  }
+  return pass_owner(task);
+}
+
+// Runs the graphs that ended threads left open.
+void run_ended_owners() {
+  if (!g_owners_ended.load(std::memory_order_acquire)) return;
+  std::vector<Owner> ended;
+  {
+    std::lock_guard<std::mutex> lock(g_ended_mutex);
+    ended.swap(g_ended_owners);
+    g_owners_ended.store(false, std::memory_order_relaxed);
+  }
+  for (Owner owner : ended) materialize_owner(owner, MaterializeReason::kThreadEnd);
 }
 
 }  // namespace
@@ -444,6 +491,7 @@ std::vector<DeviceBufferPtr> record_op(int device, const char* op, const std::st
                                        const std::vector<Operand>& operands, const EmitOp& emit,
                                        const std::function<std::string()>& describe) {
   runtime::ValuesLock lock;
+  run_ended_owners();
   const Owner owner = recording_owner(device, operands);
   std::shared_ptr<DeferredGraph>& slot = open_graph(owner, device);
   if (slot && slot->size() >= max_ops()) {
@@ -500,6 +548,7 @@ void materialize_all(MaterializeReason reason) { run_graphs(nullptr, reason); }
 void materialize_owner(uint64_t owner, MaterializeReason reason) { run_graphs(&owner, reason); }
 
 void materialize_this_thread(MaterializeReason reason) {
+  run_ended_owners();
   const Owner owner = this_thread_owner();
   run_graphs(&owner, reason);
 }

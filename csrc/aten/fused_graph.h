@@ -34,6 +34,7 @@ enum class MaterializeReason {
   kModeSwitch,   // leaving fused mode
   kExplicit,     // torch_tpu.materialize() (graph ends of torch.compile)
   kBackward,     // the end of an autograd backward pass that recorded ops
+  kThreadEnd,    // a thread ended with its graph open: run by the next op (any thread)
   kCount,
 };
 

@@ -115,9 +115,10 @@ void run_device_generic_kernel(const c10::OperatorHandle& op, c10::DispatchKeySe
   op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::NestedTensorCPU), stack);
 }
 
-// A strided nested view over a dense tpu buffer, its sizes, strides and
-// offsets being host tensors (jagged attention's backward makes one): the
-// CPU kernel only builds the NestedTensorImpl.
+// A strided nested tensor made from a dense tpu tensor, its sizes (and
+// strides and offsets) being host tensors (jagged attention's backward
+// makes one): the CPU kernel builds the NestedTensorImpl, with ATen ops on
+// the tpu tensor where it rearranges it.
 void view_dense_buffer(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack* stack) {
   op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
 }
@@ -157,6 +158,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_jagged_to_padded_dense_forward", jagged_to_padded_dense);
   m.impl("_padded_dense_to_jagged_forward", padded_dense_to_jagged);
   m.impl("_nested_view_from_buffer", torch::CppFunction::makeFromBoxedFunction<&view_dense_buffer>());
+  // The backward of to_padded_tensor: CPU's kernel selects the padded
+  // tensor's elements with ATen ops (which run on tpu) and reads only the
+  // sizes, a host tensor.
+  m.impl("_nested_from_padded", torch::CppFunction::makeFromBoxedFunction<&view_dense_buffer>());
 }
 
 }  // namespace torch_tpu::aten

@@ -144,6 +144,8 @@ c10::ScalarType addc_dtype(const char* name, const at::Tensor& s, const at::Tens
                 "behavior is just the latter implementation: (input + value * tensor1 / tensor2), for all "
                 "dtypes.");
   }
+  // CPU's and CUDA's kernels dispatch over numbers only.
+  if (t == c10::ScalarType::Bool) not_implemented_for(name, t);
   return t;
 }
 #define TORCH_TPU_ADDC(fn, NAME, LOWER)                                                                 \

@@ -6,9 +6,9 @@
 // was made, its constructors being composite, and then failed at every use
 // with messages such as "values expected sparse tensor layout but got
 // SparseCsr" (composite kernels of `values` and others come before a
-// fallback). So the compressed constructors are refused by name, and the
-// fallbacks refuse every other op on a tpu tensor of a sparse layout,
-// creation of COO ones included.
+// fallback). So the compressed constructors and the conversions of dense
+// tpu tensors are refused by name, and the fallbacks refuse every other op
+// on a tpu tensor of a sparse layout, creation of COO ones included.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/util/Exception.h>
 #include <torch/library.h>
@@ -45,6 +45,16 @@ TORCH_LIBRARY_IMPL(aten, SparseCsrPrivateUse1, m) {
                          "sparse_csc_tensor.ccol_row_value_size", "sparse_bsr_tensor.crow_col_value",
                          "sparse_bsr_tensor.crow_col_value_size", "sparse_bsc_tensor.ccol_row_value",
                          "sparse_bsc_tensor.ccol_row_value_size"}) {
+    m.impl(op, torch::CppFunction::makeFromBoxedFunction<&refuse_sparse>());
+  }
+}
+
+// Conversions of a dense tpu tensor to a sparse layout: refused in the same
+// words (the generic fallback's message would offer a CPU fallback, which
+// cannot make a sparse tpu tensor either).
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  for (const char* op : {"_to_sparse", "_to_sparse.sparse_dim", "_to_sparse_csr", "_to_sparse_csc",
+                         "_to_sparse_bsr", "_to_sparse_bsc"}) {
     m.impl(op, torch::CppFunction::makeFromBoxedFunction<&refuse_sparse>());
   }
 }

@@ -168,7 +168,7 @@ at::Tensor unary(UnaryOp op, const at::Tensor& self) {
   const ScalarType result = unary_result(op, s, self.scalar_type());
   const ScalarType compute = compute_dtype(s, self.scalar_type(), result);
   const OpCall call = unary_call(op, s, self, compute);
-  return in_iterator_layout(run_op(call, unary_body(op, to_element_type(compute))).at(0), call.tensors);
+  return in_iterator_layout(run_op(call, unary_body(op, to_element_type(compute, call.name))).at(0), call.tensors);
 }
 
 at::Tensor& unary_into(UnaryOp op, const at::Tensor& self, at::Tensor& out, bool inplace) {
@@ -193,7 +193,9 @@ at::Tensor& unary_into(UnaryOp op, const at::Tensor& self, at::Tensor& out, bool
   }
   prepare_out(out, self.sizes(), inplace, {self});
   const ScalarType compute = compute_dtype(s, self.scalar_type(), result);
-  run_op_into(unary_call(op, s, self, compute), unary_body(op, to_element_type(compute)), out);
+  OpCall call = unary_call(op, s, self, compute);
+  const LoweringBody body = unary_body(op, to_element_type(compute, call.name));
+  run_op_into(call, body, out);
   return out;
 }
 
@@ -353,7 +355,7 @@ PowTensorCall pow_tensor_call(const at::Tensor& self, const at::Tensor& exponent
 }
 
 LoweringBody pow_tensor_body(const PowTensorCall& p) {
-  return [x = p.base, y = p.exponent, out = to_element_type(p.result)](
+  return [x = p.base, y = p.exponent, out = to_element_type(p.result, p.call.name)](
              hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>& s) {
     return std::vector<hlo::Value>{
         ops::lower_pow(b, x.in_result_type(b, t, s, out), y.in_result_type(b, t, s, out), out)};
@@ -429,7 +431,7 @@ PowScalarCall pow_scalar_call(const at::Tensor& self, const c10::Scalar& exponen
 }
 
 LoweringBody pow_scalar_body(const PowScalarCall& p) {
-  return [special = p.special, out = to_element_type(p.result)](
+  return [special = p.special, out = to_element_type(p.result, p.call.name)](
              hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>& s) {
     if (special) return std::vector<hlo::Value>{ops::lower_pow_special(b, t[0], *special, out)};
     return std::vector<hlo::Value>{ops::lower_pow(b, t[0], s[0], out)};

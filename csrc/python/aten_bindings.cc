@@ -41,6 +41,17 @@ void bind_aten(py::module_& m) {
   a.def("cpu_fallback_counts", &aten::cpu_fallback_counts);
   a.def("reset_cpu_fallback_counts", &aten::reset_cpu_fallback_counts);
   a.def("eager_mode", [] { return std::string(aten::eager_mode_name(aten::eager_mode())); });
+  a.def("set_thread_eager_mode", [](const std::string& name) {
+    std::optional<aten::EagerMode> mode;
+    if (!name.empty()) mode = aten::parse_eager_mode(name);
+    std::optional<aten::EagerMode> previous;
+    {
+      py::gil_scoped_release release;
+      previous = aten::set_thread_eager_mode(mode);
+    }
+    return previous ? std::string(aten::eager_mode_name(*previous)) : std::string();
+  }, py::arg("mode"),
+        "Sets the calling thread's own eager mode ('' follows the process's again); returns the previous one");
   a.def("set_eager_mode", [](const std::string& name) {
     aten::EagerMode mode = aten::parse_eager_mode(name);
     py::gil_scoped_release release;

@@ -18,7 +18,9 @@ differently) is recorded as before.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import threading
 import weakref
 from typing import Any, Callable
 
@@ -48,26 +50,42 @@ class _Replayer:
         self.plans: dict[tuple, Any] = {}
         self.pending: dict[tuple, _Captures] = {}
         self.failure = None  # why the graph is recorded on every call
+        # A compiled function may be called from several threads at once:
+        # their captures finish in any order.
+        self.lock = threading.Lock()
         _LIVE.add(self)
 
     def plan_for(self, key: tuple):
-        return self.plans.get(key)
+        with self.lock:
+            return self.plans.get(key)
 
     def wants_capture(self, args: list, key: tuple) -> bool:
-        if self.failure is not None:
-            return False
-        if not all(isinstance(a, _SCALARS) or (isinstance(a, torch.Tensor) and a.device.type == "tpu")
-                   for a in args):
-            self._give_up("an input is not a tpu tensor or a size")
-            return False
-        if key not in self.pending and len(self.plans) + len(self.pending) >= _MAX_PLANS:
-            return False  # sizes seen too many: record the rare ones
-        return not self.pending.setdefault(key, _Captures()).done
+        with self.lock:
+            if self.failure is not None:
+                return False
+            if not all(isinstance(a, _SCALARS) or (isinstance(a, torch.Tensor) and a.device.type == "tpu")
+                       for a in args):
+                self._give_up("an input is not a tpu tensor or a size")
+                return False
+            if key not in self.pending and len(self.plans) + len(self.pending) >= _MAX_PLANS:
+                return False  # sizes seen too many: record the rare ones
+            return not self.pending.setdefault(key, _Captures()).done
 
     def observe(self, key: tuple, capture, template: list) -> None:
-        captures = self.pending[key]
+        with self.lock:
+            self._observe(key, capture, template)
+
+    def _observe(self, key: tuple, capture, template: list) -> None:
+        captures = self.pending.get(key)
+        if captures is None:
+            return  # another thread's capture made the plan (or gave up) meanwhile
         if capture.failure and not capture.transient:
             self._give_up(capture.failure)
+            return
+        if capture.failure and captures.transient_left > 0:
+            # Perhaps another thread's work got in the way: such a call
+            # counts against a budget of its own, not the captures'.
+            captures.transient_left -= 1
             return
         signature = (capture.signature, template)
         if not capture.failure and signature == captures.signature:
@@ -82,6 +100,10 @@ class _Replayer:
             log.debug("%s is recorded on every call%s: %s", self.name, f" for sizes {key}" if key else "",
                       capture.failure or "its calls did not capture the same program twice")
 
+    def give_up(self, why: str) -> None:
+        with self.lock:
+            self._give_up(why)
+
     def _give_up(self, why: str) -> None:
         self.failure = why
         self.plans.clear()
@@ -94,8 +116,24 @@ _LIVE: "weakref.WeakSet[_Replayer]" = weakref.WeakSet()  # the live graphs' repl
 
 def replay_status() -> list[dict]:
     """torch_tpu.diagnostics.replay_status()."""
-    return [{"graph": r.name, "plans": len(r.plans), "capturing": sum(not c.done for c in r.pending.values()),
-             "failure": r.failure} for r in list(_LIVE)]
+    status = []
+    for r in list(_LIVE):
+        with r.lock:
+            status.append({"graph": r.name, "plans": len(r.plans),
+                           "capturing": sum(not c.done for c in r.pending.values()), "failure": r.failure})
+    return status
+
+
+@contextlib.contextmanager
+def _fused_on_this_thread():
+    """Records the graph in fused eager on the calling thread alone: calls
+    in several threads must not switch each other's (or the process's)
+    mode, as overlapping torch_tpu.eager_mode() contexts would."""
+    previous = _C.aten.set_thread_eager_mode("fused")
+    try:
+        yield
+    finally:
+        _C.aten.set_thread_eager_mode(previous)
 
 
 class _Captures:
@@ -104,6 +142,7 @@ class _Captures:
     def __init__(self):
         self.signature = None
         self.left = _CAPTURES
+        self.transient_left = 3 * _CAPTURES
         self.done = False  # gave up
 
 
@@ -153,9 +192,9 @@ def make_runner(gm: torch.fx.GraphModule, fuse: bool, replay: bool = True) -> Ca
     # start, so replay_status() lists it with the reason.
     replayer = _Replayer(f"graph of {len(gm.graph.nodes)} nodes") if fuse else None
     if replayer is not None and not replay:
-        replayer._give_up('compiled with options={"replay": False}')
+        replayer.give_up('compiled with options={"replay": False}')
     elif replayer is not None and sets_rng_state:
-        replayer._give_up("it saves or sets the RNG state (activation checkpointing of random ops; "
+        replayer.give_up("it saves or sets the RNG state (activation checkpointing of random ops; "
                           "torch_tpu/_compile/rng_state.py)")
     templates: dict[tuple, list] = {}  # the outputs of each planned key
     # Tensors the graph holds itself (get_attr): captured and checked like
@@ -165,7 +204,7 @@ def make_runner(gm: torch.fx.GraphModule, fuse: bool, replay: bool = True) -> Ca
                  if isinstance(t, torch.Tensor) and t.device.type == "tpu"]
 
     def record(args: list) -> Any:
-        with torch_tpu.eager_mode("fused"):
+        with _fused_on_this_thread():
             outputs = strides.restore_layouts(gm(*args), layouts)
             torch_tpu.materialize()
         return outputs
@@ -173,7 +212,7 @@ def make_runner(gm: torch.fx.GraphModule, fuse: bool, replay: bool = True) -> Ca
     def record_and_capture(args: list, key: tuple) -> Any:
         capture = _C.capture.GraphCapture(_tensors(args) + constants)
         try:
-            with torch_tpu.eager_mode("fused"):
+            with _fused_on_this_thread():
                 outputs = strides.restore_layouts(gm(*args), layouts)
                 tensors, template = _split_outputs(outputs)
                 capture.finish(tensors)
@@ -184,7 +223,7 @@ def make_runner(gm: torch.fx.GraphModule, fuse: bool, replay: bool = True) -> Ca
             templates[key] = template
             replayer.observe(key, capture, template)
         else:
-            replayer._give_up("an output is neither a tensor, a size nor None")
+            replayer.give_up("an output is neither a tensor, a size nor None")
         return outputs
 
     def run(args: list) -> Any:
