@@ -482,7 +482,14 @@ void run_ended_owners() {
     ended.swap(g_ended_owners);
     g_owners_ended.store(false, std::memory_order_relaxed);
   }
-  for (Owner owner : ended) materialize_owner(owner, MaterializeReason::kThreadEnd);
+  for (Owner owner : ended) {
+    try {
+      materialize_owner(owner, MaterializeReason::kThreadEnd);
+    } catch (const std::exception&) {
+      // The failure is the ended thread's, not the running op's: its
+      // results keep it, and whoever reads them gets it.
+    }
+  }
 }
 
 }  // namespace
