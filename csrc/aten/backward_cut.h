@@ -2,16 +2,15 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 
 namespace torch_tpu::aten {
 
-// Called for every op recorded in fused eager, with what runs the graph the
-// op joins (owned by `owner`, fused_graph.cc). When the op belongs to a
-// backward pass, `run_graph` is queued to run at the pass's end
-// (MaterializeReason::kBackward): the step's forward and backward launch as
-// one program and run while the host records what follows (the optimizer
-// step), instead of waiting for the next read.
-void cut_at_end_of_backward(uint64_t owner, const std::function<void()>& run_graph);
+// Called for every op that backward pass `task` records in fused eager,
+// with the owner of the graph the op joins (fused_graph.cc): makes sure the
+// pass's end runs that graph (MaterializeReason::kBackward), so the step's
+// forward and backward launch as one program and run while the host
+// records what follows (the optimizer step), instead of waiting for the
+// next read.
+void cut_at_end_of_backward(int task, uint64_t owner);
 
 }  // namespace torch_tpu::aten

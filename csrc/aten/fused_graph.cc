@@ -9,9 +9,9 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
-#include <utility>
 #include <optional>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "aten/backward_cut.h"
@@ -445,8 +445,7 @@ thread_local bool t_own_graphs_only = false;
 // The graph an op joins: in a backward pass, that of its first input still
 // pending in an open graph on the device (or, for an op with none, the one
 // the pass's previous op joined); elsewhere the thread's own.
-Owner recording_owner(int device, const std::vector<Operand>& operands) {
-  const int task = torch::autograd::get_current_graph_task_id();
+Owner recording_owner(int task, int device, const std::vector<Operand>& operands) {
   if (task < 0 || t_own_graphs_only) return this_thread_owner();
   // The owner each recent pass joined: the device thread interleaves the
   // passes of several threads.
@@ -499,19 +498,21 @@ std::vector<DeviceBufferPtr> record_op(int device, const char* op, const std::st
                                        const std::function<std::string()>& describe) {
   runtime::ValuesLock lock;
   run_ended_owners();
-  const Owner owner = recording_owner(device, operands);
-  std::shared_ptr<DeferredGraph>& slot = open_graph(owner, device);
-  if (slot && slot->size() >= max_ops()) {
-    std::shared_ptr<DeferredGraph> full = slot;
-    full->run(MaterializeReason::kSizeLimit);
-  }
+  // The engine sets the graph task on the threads that run a backward
+  // pass; elsewhere the id is -1.
+  const int task = torch::autograd::get_current_graph_task_id();
+  const Owner owner = recording_owner(task, device, operands);
   std::shared_ptr<DeferredGraph> graph = open_graph(owner, device);
+  if (graph && graph->size() >= max_ops()) {
+    graph->run(MaterializeReason::kSizeLimit);  // leaves the slot empty
+    graph.reset();
+  }
   if (!graph) {
     graph = std::make_shared<DeferredGraph>(owner, device);
     open_graph(owner, device) = graph;
   }
   stats().ops_recorded++;
-  cut_at_end_of_backward(owner, [owner] { materialize_owner(owner, MaterializeReason::kBackward); });
+  if (task >= 0) cut_at_end_of_backward(task, owner);
   return graph->record(op, op_key, emit, describe);
 }
 
