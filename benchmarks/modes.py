@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import statistics
@@ -33,8 +34,6 @@ import sys
 import time
 
 import torch
-
-import torch_tpu
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
 
@@ -46,9 +45,13 @@ MODELS = {"mingpt": mingpt.make_step, "resnet": resnet.make_step}
 # backward graphs, each one program), the optimizer in strict eager;
 # "compiled-step": the whole step under torch.compile(backend="tpu")
 # (forward, backward, optimizer step); "cpu-inductor": the model under
-# PyTorch's default backend on the CPU; "torchax": see the docstring.
-MODES = ("cpu", "cpu-inductor", "strict", "fused", "debug", "compiled", "compiled-step", "torchax")
-INFERENCE_MODES = ("cpu", "cpu-inductor", "strict", "fused", "compiled", "torchax")
+# PyTorch's default backend on the CPU; "cuda" / "cuda-inductor": the same
+# on an NVIDIA GPU through PyTorch's own CUDA backend, the reference where
+# the tpu device runs on the CUDA PJRT plugin (default only where CUDA is
+# available); "torchax": see the docstring.
+MODES = ("cpu", "cpu-inductor", "cuda", "cuda-inductor", "strict", "fused", "debug", "compiled",
+         "compiled-step", "torchax")
+INFERENCE_MODES = ("cpu", "cpu-inductor", "cuda", "cuda-inductor", "strict", "fused", "compiled", "torchax")
 HERE = os.path.dirname(os.path.abspath(__file__))
 TORCHAX_PYTHON = os.environ.get("TORCH_TPU_TORCHAX_PYTHON",
                                 os.path.expanduser("~/.cache/torch-tpu/torchax-venv/bin/python"))
@@ -57,34 +60,38 @@ TORCHAX_PYTHON = os.environ.get("TORCH_TPU_TORCHAX_PYTHON",
 def time_steps(make_step, mode: str, steps: int, warmup: int, train: bool, read_every: int = 1) -> dict:
     """Milliseconds per step: the median over groups of `read_every` steps,
     each group ending with its last loss read on the host."""
-    on_tpu = not mode.startswith("cpu")
-    backend = {"compiled": "tpu", "compiled-step": "tpu", "cpu-inductor": "inductor"}.get(mode)
+    device = mode.split("-")[0] if mode.startswith(("cpu", "cuda")) else "tpu"
+    on_tpu, on_cuda = device == "tpu", device == "cuda"
+    backend = {"compiled": "tpu", "compiled-step": "tpu", "cpu-inductor": "inductor",
+               "cuda-inductor": "inductor"}.get(mode)
     if backend and "torch._dynamo" in sys.modules:
         torch._dynamo.reset()  # each mode compiles its own graphs
-    step, _ = make_step("tpu" if on_tpu else "cpu", backend=backend, whole_step=mode == "compiled-step",
-                        train=train)
+    step, _ = make_step(device, backend=backend, whole_step=mode == "compiled-step", train=train)
     times = []
     peak = None
     eager = "strict" if mode.startswith("compiled") else mode
     groups = max(steps // read_every, 1)
+    if on_tpu:
+        import torch_tpu
+    cache_stats = torch_tpu.runtime.cache_stats if on_tpu else dict
     with torch_tpu.eager_mode(eager) if on_tpu else contextlib.nullcontext():
         for i in range(warmup):
             step(i).item()
-        stats = torch_tpu.runtime.cache_stats()
+        stats = cache_stats()
         i = warmup
         for g in range(groups):
             last = g == groups - 1
-            if on_tpu and last:
-                torch.tpu.reset_peak_memory_stats()
+            if last and (on_tpu or on_cuda):
+                getattr(torch, device).reset_peak_memory_stats()
             start = time.perf_counter()
             for _ in range(read_every):
                 loss = step(i)
                 i += 1
             loss.item()
             times.append((time.perf_counter() - start) / read_every)
-            if on_tpu and last:
-                peak = torch.tpu.max_memory_allocated()
-        after = torch_tpu.runtime.cache_stats()
+            if last and (on_tpu or on_cuda):
+                peak = getattr(torch, device).max_memory_allocated()
+        after = cache_stats()
     timed = groups * read_every
     return {"ms": statistics.median(times) * 1e3, "peak": peak,
             "compiles": after["compiles"] - stats["compiles"] if on_tpu else None,
@@ -92,69 +99,112 @@ def time_steps(make_step, mode: str, steps: int, warmup: int, train: bool, read_
             "launches": (after["requests"] - stats["requests"]) / timed if on_tpu else None}
 
 
-def time_torchax(model: str, steps: int, warmup: int, train: bool) -> dict:
+def time_cuda(model: str, mode: str, args) -> dict:
+    """A cuda row, measured in a child process that does not load torch_tpu:
+    while a PrivateUse1 backend is registered, PyTorch's autograd engine
+    (2.11 at least) fails CUDA backward passes with "opt_ready_stream &&
+    opt_parent_stream" (pytorch/pytorch#161129)."""
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", "--models", model, "--modes", mode,
+           "--steps", str(args.steps), "--warmup", str(args.warmup), "--read-every", str(args.read_every),
+           "--mingpt-size", args.mingpt_size] + (["--inference"] if args.inference else [])
+    if args.cpu_threads:
+        cmd += ["--cpu-threads", str(args.cpu_threads)]
+    run = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"})
+    lines = [l for l in run.stdout.splitlines() if l.startswith("ROW ")]
+    if run.returncode or not lines:
+        return {"skipped": f"the cuda child failed ({run.returncode}): {run.stderr.strip()[-300:]}"}
+    return json.loads(lines[-1][len("ROW "):])
+
+
+def time_torchax(model: str, steps: int, warmup: int, train: bool, mingpt_size: str) -> dict:
     """benchmarks/torchax_step.py in the torchax environment, or a row that
     says how to create that environment."""
     if not os.path.exists(TORCHAX_PYTHON):
         return {"skipped": f"no torchax environment at {TORCHAX_PYTHON}: create it with "
                            "`bash benchmarks/torchax_env.sh` (or set TORCH_TPU_TORCHAX_PYTHON)"}
     cmd = [TORCHAX_PYTHON, os.path.join(HERE, "torchax_step.py"), "--model", model,
-           "--steps", str(steps), "--warmup", str(warmup)] + ([] if train else ["--inference"])
-    run = subprocess.run(cmd, capture_output=True, text=True)
+           "--steps", str(steps), "--warmup", str(warmup), "--mingpt-size", mingpt_size]
+    cmd += [] if train else ["--inference"]
+    # On a GPU, JAX would otherwise take 75% of its memory up front, beside
+    # this process's device.
+    # torchax registers PrivateUse1 as "jax": torch must not load torch_tpu there.
+    env = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false", **os.environ, "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}
+    run = subprocess.run(cmd, capture_output=True, text=True, env=env)
     lines = [l for l in run.stdout.splitlines() if l.startswith("TORCHAX ")]
     if run.returncode or not lines:
         return {"skipped": f"torchax_step.py failed ({run.returncode}): {run.stderr.strip()[-300:]}"}
     result = json.loads(lines[-1][len("TORCHAX "):])
-    return {"ms": result["ms"], "peak": None, "compiles": None, "launches": None}
+    return {"ms": result["ms"], "peak": None, "compiles": None, "launches": None,
+            "note": f"jax {result['jax']} on {result['platform']}"}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
     parser.add_argument("--modes", nargs="+", choices=list(MODES),
-                        help=f"default: {' '.join(MODES)}; with --inference: {' '.join(INFERENCE_MODES)}")
+                        help=f"default: {' '.join(MODES)}; with --inference: {' '.join(INFERENCE_MODES)} "
+                             "(the cuda modes only where CUDA is available)")
     parser.add_argument("--inference", action="store_true", help="time the evaluation forward, not training")
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--read-every", type=int, default=1, metavar="N",
                         help="read the loss on the host every N steps instead of every step (a training "
                              "loop that logs less often; lets the device run while the host goes on)")
+    parser.add_argument("--mingpt-size", default="small", choices=list(mingpt.SIZES),
+                        help="minGPT's configuration: the example's default (small) or nanoGPT's "
+                             "character-level one (medium: 6 layers, 384 wide, 256 tokens)")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)  # one row, as JSON
     parser.add_argument("--cpu-threads", type=int, help="PyTorch's CPU threads (its default: one per core); "
                         "1 on a machine whose cores are busy with other work, where waiting threads stall")
     args = parser.parse_args()
     train = not args.inference
     if args.cpu_threads:
         torch.set_num_threads(args.cpu_threads)
-    modes = args.modes or list(MODES if train else INFERENCE_MODES)
+    modes = args.modes or [m for m in (MODES if train else INFERENCE_MODES)
+                           if torch.cuda.is_available() or not m.startswith("cuda")]
+    makers = dict(MODELS, mingpt=functools.partial(mingpt.make_step, cfg=mingpt.config(args.mingpt_size)))
+    if args.child:
+        print("ROW " + json.dumps(time_steps(makers[args.models[0]], modes[0], args.steps, args.warmup, train,
+                                             args.read_every)))
+        return
+    import torch_tpu  # noqa: F401  (torch.tpu; the cuda children must not load it)
     print(f"{'training' if train else 'inference'} steps; tpu platform: {torch.tpu.platform()}; "
-          f"torch {torch.__version__}, {torch.get_num_threads()} CPU threads; "
+          f"torch {torch.__version__}, {torch.get_num_threads()} CPU threads; minGPT {args.mingpt_size}; "
           f"{args.steps} timed steps after {args.warmup} warm-up steps (median), "
-          f"the loss read every {args.read_every} step(s)")
-    header = (f"{'model':<8} {'mode':<14} {'ms/step':>9} {'vs strict':>10} {'vs cpu':>8} {'vs torchax':>11} "
-              f"{'launches':>9} {'compiles':>9} {'peak MiB':>9}")
-    print(header)
+          f"the loss read every {args.read_every} step(s)", flush=True)
+    refs = [name for name in ("strict", "cpu", "cuda", "torchax") if name in modes]
+    header = (f"{'model':<8} {'mode':<14} {'ms/step':>9} " + " ".join(f"{'vs ' + n:>10}" for n in refs) +
+              f" {'launches':>9} {'compiles':>9} {'peak MiB':>9}")
+    table = []
     for model in args.models:
         rows = {}
         for mode in modes:
             steps = max(args.steps // 3, 2) if mode == "debug" else args.steps
-            if mode == "torchax":
-                rows[mode] = (time_torchax(model, steps, args.warmup, train) if args.read_every == 1 else
-                              {"skipped": "torchax_step.py reads the loss every step"})
+            if mode.startswith("cuda") and not torch.cuda.is_available():
+                rows[mode] = {"skipped": "PyTorch has no CUDA device here"}
+            elif mode.startswith("cuda"):
+                rows[mode] = time_cuda(model, mode, args)
+            elif mode == "torchax":
+                rows[mode] = (time_torchax(model, steps, args.warmup, train, args.mingpt_size)
+                              if args.read_every == 1 else {"skipped": "torchax_step.py reads the loss every step"})
             else:
-                rows[mode] = time_steps(MODELS[model], mode, steps, args.warmup, train, args.read_every)
-        ref = {name: rows.get(name, {}).get("ms") for name in ("strict", "cpu", "torchax")}
+                rows[mode] = time_steps(makers[model], mode, steps, args.warmup, train, args.read_every)
+            # as each row is done: a run cut short still shows what it measured
+            print(f"  {model} {mode}: " + (f"{rows[mode]['ms']:.2f} ms/step" if "ms" in rows[mode]
+                                           else rows[mode]["skipped"]), file=sys.stderr, flush=True)
+        ref = {name: rows[name].get("ms") for name in refs}
         for mode, r in rows.items():
             if "skipped" in r:
-                print(f"{model:<8} {mode:<14} skipped: {r['skipped']}")
+                table.append(f"{model:<8} {mode:<14} skipped: {r['skipped']}")
                 continue
-            vs = [f"{ref[name] / r['ms']:.2f}x" if ref[name] else "-" for name in ("strict", "cpu", "torchax")]
+            vs = [f"{ref[name] / r['ms']:.2f}x" if ref[name] else "-" for name in refs]
             launches = "-" if r["launches"] is None else f"{r['launches']:.0f}"
             comp = "-" if r["compiles"] is None else str(r["compiles"])
             peak = "-" if r["peak"] is None else f"{r['peak'] / 2**20:.1f}"
-            print(f"{model:<8} {mode:<14} {r['ms']:>9.2f} {vs[0]:>10} {vs[1]:>8} {vs[2]:>11} "
-                  f"{launches:>9} {comp:>9} {peak:>9}")
-    print("vs strict / cpu / torchax: speed relative to that row (higher is faster); "
-          "launches: programs launched per step.")
+            table.append(f"{model:<8} {mode:<14} {r['ms']:>9.2f} " + " ".join(f"{v:>10}" for v in vs) +
+                         f" {launches:>9} {comp:>9} {peak:>9}" + (f"  ({r['note']})" if "note" in r else ""))
+    print(header, *table, sep="\n")
+    print("vs X: speed relative to that row (higher is faster); launches: programs launched per step.")
 
 
 if __name__ == "__main__":

@@ -59,8 +59,8 @@ import jax.numpy as jnp  # noqa: E402
 
 # Each model: (module, host batches i -> (inputs, target), loss of the
 # module's output and the target, optimizer), as in examples/*.py make_step.
-def _mingpt(batch: int, seed: int = 0):
-    cfg = mingpt.GPTConfig(vocab_size=mingpt.corpus()[1])
+def _mingpt(batch: int, seed: int = 0, size: str = "small"):
+    cfg = mingpt.config(size)
     torch.manual_seed(seed)
     model = mingpt.GPT(cfg)
     next_windows = mingpt.windows(cfg, batch, seed + 1)
@@ -72,7 +72,7 @@ def _mingpt(batch: int, seed: int = 0):
     return model, batches, lambda out, y: F.cross_entropy(out.flatten(0, 1), y.flatten()), adamw(3e-3, 0.1)
 
 
-def _resnet(batch: int, seed: int = 0):
+def _resnet(batch: int, seed: int = 0, size: str = "small"):
     torch.manual_seed(seed)
     model = resnet.ResNet()
     x, y = resnet.images(128)
@@ -125,9 +125,9 @@ def sgd(lr, momentum, weight_decay):
     return init, update
 
 
-def make_step(name: str, batch: int, train: bool):
+def make_step(name: str, batch: int, train: bool, size: str = "small"):
     """A function i -> loss (a jax scalar) running step i under jax.jit."""
-    model, batches, loss_of, (opt_init, opt_update) = MODELS[name](batch)
+    model, batches, loss_of, (opt_init, opt_update) = MODELS[name](batch, size=size)
     env = torchax.default_env()
     params = env.t2j_copy(dict(model.named_parameters()))
     buffers = env.t2j_copy(dict(model.named_buffers()))
@@ -165,9 +165,10 @@ def make_step(name: str, batch: int, train: bool):
     return step
 
 
-def torch_losses(name: str, batch: int, steps: int, train: bool) -> list[float]:
+def torch_losses(name: str, batch: int, steps: int, train: bool, size: str) -> list[float]:
     """The same steps in PyTorch's CPU eager, through the example's own step."""
-    step, _ = {"mingpt": mingpt, "resnet": resnet}[name].make_step("cpu", batch=batch, train=train)
+    sized = {"cfg": mingpt.config(size)} if name == "mingpt" else {}
+    step, _ = {"mingpt": mingpt, "resnet": resnet}[name].make_step("cpu", batch=batch, train=train, **sized)
     return [step(i).item() for i in range(steps)]
 
 
@@ -178,11 +179,12 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--mingpt-size", default="small", choices=list(mingpt.SIZES))
     parser.add_argument("--check", action="store_true", help="compare the losses with PyTorch's CPU eager")
     args = parser.parse_args()
     train = not args.inference
 
-    step = make_step(args.model, args.batch, train)
+    step = make_step(args.model, args.batch, train, args.mingpt_size)
     losses, times = [], []
     start = time.perf_counter()
     losses.append(float(step(0)))
@@ -196,7 +198,7 @@ def main() -> None:
               "compile_s": compile_s, "losses": losses, "jax": jax.__version__,
               "platform": jax.devices()[0].platform}
     if args.check:
-        expected = torch_losses(args.model, args.batch, len(losses), train)
+        expected = torch_losses(args.model, args.batch, len(losses), train, args.mingpt_size)
         result["max_loss_diff_vs_torch_cpu"] = max(abs(a - b) for a, b in zip(losses, expected))
     print("TORCHAX " + json.dumps(result))
 

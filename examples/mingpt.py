@@ -27,6 +27,17 @@ class GPTConfig:
     dropout: float = 0.0
 
 
+# Named sizes for the benchmarks: the default above, and nanoGPT's
+# character-level configuration, large enough that a GPU's kernels, not
+# launches, take most of a step.
+SIZES = {"small": {}, "medium": {"n_layer": 6, "n_head": 6, "n_embd": 384, "block_size": 256}}
+
+
+def config(size: str = "small") -> GPTConfig:
+    """The configuration of a named size, with the corpus's vocabulary."""
+    return GPTConfig(vocab_size=corpus()[1], **SIZES[size])
+
+
 class CausalSelfAttention(nn.Module):
     def __init__(self, cfg: GPTConfig):
         super().__init__()
@@ -117,7 +128,7 @@ def make_step(device: str, cfg: GPTConfig | None = None, batch: int = 16, seed: 
     the optimizer's step, made capturable so its step count stays on the
     device). With `train=False` a step is the evaluation forward and loss,
     without gradients."""
-    cfg = cfg or GPTConfig(vocab_size=corpus()[1])
+    cfg = cfg or config()
     torch.manual_seed(seed)
     model = GPT(cfg).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.1, capturable=whole_step)

@@ -131,3 +131,43 @@ def test_info_with_a_broken_plugin_path_fails_cleanly(tmp_path):
     assert result.returncode != 0
     assert "no such file" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def _device_count_with(tmp_path, **env_vars) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "TORCH_TPU_CPU_DEVICE_COUNT"}
+    env.update(env_vars, TORCH_TPU_PLATFORM="cpu")
+    return subprocess.run([sys.executable, "-c", "import torch; print(torch.tpu.device_count())"],
+                          capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+
+
+def test_client_options_reach_the_plugin(tmp_path):
+    result = _device_count_with(tmp_path, TORCH_TPU_PJRT_CLIENT_OPTIONS="cpu_device_count=3")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "3"
+
+
+def test_malformed_client_option_is_named(tmp_path):
+    result = _device_count_with(tmp_path, TORCH_TPU_PJRT_CLIENT_OPTIONS="cpu_device_count")
+    assert result.returncode != 0
+    assert "TORCH_TPU_PJRT_CLIENT_OPTIONS" in result.stderr and "name=value" in result.stderr
+
+
+def test_cuda_libraries_are_preloaded_from_pip_packages(monkeypatch, tmp_path):
+    # A stand-in for CUDA's runtime library: any loadable shared object,
+    # here a copy of a standard-library extension module.
+    import math
+    if not getattr(math, "__file__", None):
+        pytest.skip("math is built into this interpreter")
+    lib = tmp_path / "nvidia" / "cu13" / "lib"
+    lib.mkdir(parents=True)
+    stand_in = lib / "libcudart.so.13"
+    stand_in.write_bytes(Path(math.__file__).read_bytes())
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in [m for m in sys.modules if m == "nvidia" or m.startswith("nvidia.")]:
+        monkeypatch.delitem(sys.modules, name)
+    assert str(stand_in) in _plugin.preload_cuda_libraries()
+
+
+def test_cuda_client_takes_memory_as_needed():
+    assert _plugin.client_defaults("cuda") == {"preallocate": False}
+    assert _plugin.client_defaults("cpu") == {}

@@ -8,6 +8,7 @@ platform. The result is a path; loading it is the C++ runtime's job.
 
 from __future__ import annotations
 
+import ctypes
 import glob
 import importlib.util
 import os
@@ -90,6 +91,59 @@ def find_cuda_plugin() -> str | None:
             if hits:
                 return hits[0]
     return None
+
+
+# NVIDIA's libraries as their pip packages install them (nvidia/<module>/lib),
+# CUDA 13's in one package, CUDA 12's in one each. The CUDA plugin's shared
+# object names them without a path; loading them first lets the dynamic
+# linker find these copies, as JAX does before it loads the same plugin.
+_CUDA_LIBRARIES = (
+    ("cu13", ("libcudart.so.13", "libnvrtc.so.13", "libnvJitLink.so.13", "libcublasLt.so.13",
+              "libcublas.so.13", "libcupti.so.13", "libcusparse.so.12", "libcusolver.so.12",
+              "libcufft.so.12")),
+    ("cuda_runtime", ("libcudart.so.12",)),
+    ("cuda_nvrtc", ("libnvrtc.so.12",)),
+    ("nvjitlink", ("libnvJitLink.so.12",)),
+    ("cublas", ("libcublasLt.so.12", "libcublas.so.12")),
+    ("cuda_cupti", ("libcupti.so.12",)),
+    ("cusparse", ("libcusparse.so.12",)),
+    ("cusolver", ("libcusolver.so.11",)),
+    ("cufft", ("libcufft.so.11",)),
+    ("nccl", ("libnccl.so.2",)),
+    ("nvshmem", ("libnvshmem_host.so.3",)),
+    ("cudnn", ("libcudnn.so.9",)),
+)
+
+
+def preload_cuda_libraries() -> list[str]:
+    """Loads the NVIDIA libraries that pip packages provide; returns their
+    paths. A library that is missing is left to the plugin's own load,
+    whose error names it."""
+    loaded = []
+    for module, names in _CUDA_LIBRARIES:
+        pkg = _package_dir(f"nvidia.{module}")
+        if pkg is None:
+            continue
+        for name in names:
+            path = os.path.join(pkg, "lib", name)
+            if os.path.isfile(path):
+                try:
+                    ctypes.CDLL(path)
+                    loaded.append(path)
+                except OSError:
+                    pass
+    return loaded
+
+
+def client_defaults(platform: str) -> dict:
+    """The client options a platform's plugin is created with unless
+    TORCH_TPU_PJRT_CLIENT_OPTIONS says otherwise."""
+    if platform == "cuda":
+        # The CUDA plugin would take 75% of the GPU's memory at start; like
+        # PyTorch's CUDA allocator, take it as it is needed, so the process
+        # can share the GPU (with torch.cuda too).
+        return {"preallocate": False}
+    return {}
 
 
 def find_cpu_plugin() -> str | None:

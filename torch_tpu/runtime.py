@@ -10,7 +10,7 @@ import threading
 import warnings
 
 from torch_tpu import _C
-from torch_tpu._plugin import PluginChoice, choose_plugin
+from torch_tpu._plugin import PluginChoice, choose_plugin, client_defaults, preload_cuda_libraries
 
 _lock = threading.Lock()
 _choice: PluginChoice | None = None
@@ -27,7 +27,9 @@ def initialize() -> PluginChoice:
         if _choice is None:
             choice = choose_plugin()
             _C.runtime.set_warning_handler(_route_warnings)
-            _C.runtime.initialize(choice.path)
+            if choice.platform == "cuda":
+                preload_cuda_libraries()
+            _C.runtime.initialize(choice.path, client_defaults(choice.platform))
             _choice = choice
         return _choice
 

@@ -111,6 +111,10 @@ using at::IntArrayRef;
 using at::Scalar;
 using at::ScalarType;
 using at::Tensor;
+#if __has_include(<ATen/core/Dimname.h>)
+// Named dimensions, which PyTorch 2.13 dropped, still appear in 2.11's lists.
+using at::DimnameList;
+#endif
 
 TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
 #define TPU_AUTOCAST_LOWER(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, lower_precision_fp)

@@ -2,12 +2,17 @@
 //
 // This file alone sees Kineto: PyTorch's wheels are built with it, and
 // USE_KINETO switches on the registration header. It includes no other
-// PyTorch header whose layout USE_KINETO could change.
+// PyTorch header whose layout USE_KINETO could change. PyTorch 2.11 has no
+// registration for a PrivateUse1 activity profiler: built against it, the
+// profiler has no device rows (docs/profiling.md).
+#if __has_include(<torch/csrc/profiler/standalone/privateuse1_profiler.h>)
+#define TORCH_TPU_DEVICE_TRACE 1
 #define USE_KINETO 1
 #include <torch/csrc/profiler/standalone/privateuse1_profiler.h>
 
 #include <libkineto.h>
 #include <output_base.h>
+#endif
 
 #include <chrono>
 #include <mutex>
@@ -22,6 +27,7 @@
 
 namespace torch_tpu::aten {
 
+#ifdef TORCH_TPU_DEVICE_TRACE
 namespace {
 
 // A strict op's program is named apart from its op ("tpu program:
@@ -217,5 +223,8 @@ uint64_t trace_correlation_id() {
   if (g_recording_sessions.load(std::memory_order_relaxed) == 0 || t_correlation_stack.empty()) return 0;
   return t_correlation_stack.back();
 }
+#else
+uint64_t trace_correlation_id() { return 0; }
+#endif
 
 }  // namespace torch_tpu::aten

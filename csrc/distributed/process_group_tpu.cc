@@ -286,8 +286,9 @@ void ProcessGroupTPU::reduce_on_host(TensorList& hosts, const ReduceOp& op,
   if (average) {
     host_opts.reduceOp = ReduceOp::SUM;
   } else if (op.op_ == ReduceOp::PREMUL_SUM) {
+    // The name that PyTorch 2.11 gives it and later ones keep as an alias.
     auto* factor =
-        dynamic_cast<c10d::PreMulSumSupplement*>(op.supplement_.get());
+        dynamic_cast<c10d::NCCLPreMulSumSupplement*>(op.supplement_.get());
     TORCH_CHECK_VALUE(factor, "tpu backend: ", caller,
                       ": ReduceOp.PREMUL_SUM without a factor");
     for (auto& r : reduced) {

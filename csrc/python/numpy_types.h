@@ -80,7 +80,7 @@ inline ElementType element_type_of(const pybind11::dtype& dtype) {
       case 16: return ElementType::kC128;
     }
   }
-  throw std::invalid_argument("NumPy dtype '" + std::string(pybind11::str(dtype)) +
+  throw std::invalid_argument("NumPy dtype '" + std::string(pybind11::str(pybind11::handle(dtype))) +
                               "' has no device element type");
 }
 

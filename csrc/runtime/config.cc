@@ -9,7 +9,8 @@ namespace torch_tpu::config {
 
 const std::vector<const EnvVar*>& all() {
   static const std::vector<const EnvVar*> vars = {
-      &kPjrtPlugin, &kPlatform, &kCacheDir, &kDiskCache, &kCpuDeviceCount, &kCpuFallback,
+      &kPjrtPlugin, &kPlatform, &kCacheDir, &kDiskCache, &kCpuDeviceCount, &kClientOptions,
+      &kCpuFallback,
       &kEagerMode, &kFusedMaxOps, &kDumpDir, &kExplainRecompiles, &kMaxLoadedExecutables,
   };
   return vars;

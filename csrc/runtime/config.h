@@ -33,6 +33,13 @@ inline constexpr EnvVar kDiskCache{
 inline constexpr EnvVar kCpuDeviceCount{
     "TORCH_TPU_CPU_DEVICE_COUNT", "",
     "Number of devices the XLA CPU plugin exposes (its default when unset)."};
+inline constexpr EnvVar kClientOptions{
+    "TORCH_TPU_PJRT_CLIENT_OPTIONS", "",
+    "Options the plugin's client is created with, as name=value pairs "
+    "separated by commas: true / false are booleans, integers int64, other "
+    "numbers floats, anything else a string. The CUDA plugin takes "
+    "'preallocate', 'memory_fraction' and 'allocator' (see "
+    "docs/plugins.md)."};
 
 inline constexpr EnvVar kCpuFallback{
     "TORCH_TPU_CPU_FALLBACK", "0",

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <stdexcept>
+#include <string>
 
 #include "runtime/config.h"
 
@@ -17,10 +18,50 @@ std::mutex g_init_mutex;
 // Read without the lock on the hot path (Runtime::get()).
 std::atomic<Runtime*> g_runtime{nullptr};
 
-std::vector<pjrt::ClientOption> client_options(const pjrt::Plugin& plugin) {
-  std::vector<pjrt::ClientOption> options;
+// One "name=value" of TORCH_TPU_PJRT_CLIENT_OPTIONS, typed by the value's
+// spelling: the plugin rejects an option of the wrong type by name.
+pjrt::ClientOption parse_client_option(const std::string& item) {
+  const size_t eq = item.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw std::invalid_argument(std::string(config::kClientOptions.name) + ": '" + item +
+                                "' is not of the form name=value");
+  }
+  std::string name = item.substr(0, eq);
+  std::string value = item.substr(eq + 1);
+  if (value == "true" || value == "false") return {name, value == "true"};
+  try {
+    size_t used = 0;
+    const int64_t integer = std::stoll(value, &used);
+    if (used == value.size()) return {name, integer};
+    const float real = std::stof(value, &used);
+    if (used == value.size()) return {name, real};
+  } catch (const std::exception&) {
+  }
+  return {name, value};
+}
+
+// The platform's defaults, then the variables: a later option replaces an
+// earlier one of the same name.
+std::vector<pjrt::ClientOption> client_options(std::vector<pjrt::ClientOption> options) {
+  auto set = [&options](pjrt::ClientOption option) {
+    for (auto& existing : options) {
+      if (existing.name == option.name) {
+        existing = std::move(option);
+        return;
+      }
+    }
+    options.push_back(std::move(option));
+  };
   if (auto count = config::get_int(config::kCpuDeviceCount)) {
-    options.push_back({"cpu_device_count", *count});
+    set({"cpu_device_count", *count});
+  }
+  const std::string listed = config::get(config::kClientOptions);
+  size_t start = 0;
+  while (start < listed.size()) {
+    size_t end = listed.find(',', start);
+    if (end == std::string::npos) end = listed.size();
+    if (end > start) set(parse_client_option(listed.substr(start, end - start)));
+    start = end + 1;
   }
   return options;
 }
@@ -58,9 +99,11 @@ std::string default_cache_dir() {
   return "/tmp/torch_tpu_cache";
 }
 
-Runtime::Runtime(const std::string& plugin_path) : plugin_path_(plugin_path) {
+Runtime::Runtime(const std::string& plugin_path,
+                 const std::vector<pjrt::ClientOption>& default_options)
+    : plugin_path_(plugin_path) {
   auto plugin = pjrt::Plugin::load(plugin_path);
-  client_ = pjrt::Client::create(plugin, client_options(*plugin));
+  client_ = pjrt::Client::create(plugin, client_options(default_options));
   std::optional<std::string> disk_dir;
   if (config::get_bool(config::kDiskCache)) {
     cache_dir_ = default_cache_dir();
@@ -70,7 +113,8 @@ Runtime::Runtime(const std::string& plugin_path) : plugin_path_(plugin_path) {
       client_, disk_dir, default_compile_options(*client_));
 }
 
-Runtime& Runtime::initialize(const std::string& plugin_path) {
+Runtime& Runtime::initialize(const std::string& plugin_path,
+                             const std::vector<pjrt::ClientOption>& default_options) {
   std::lock_guard<std::mutex> lock(g_init_mutex);
   if (Runtime* existing = g_runtime.load()) {
     if (existing->plugin_path_ != plugin_path) {
@@ -81,7 +125,7 @@ Runtime& Runtime::initialize(const std::string& plugin_path) {
     }
     return *existing;
   }
-  auto* runtime = new Runtime(plugin_path);
+  auto* runtime = new Runtime(plugin_path, default_options);
   g_runtime.store(runtime, std::memory_order_release);
   return *runtime;
 }

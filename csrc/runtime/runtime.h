@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cache/compile_cache.h"
 #include "pjrt/client.h"
@@ -17,7 +18,10 @@ class Runtime {
   // Loads the plugin and creates the client; throws when the plugin cannot
   // be used. Calling it again with the same path returns the same runtime;
   // with another path it throws (a process has one device platform).
-  static Runtime& initialize(const std::string& plugin_path);
+  // `default_options` are the platform's client options, which
+  // TORCH_TPU_PJRT_CLIENT_OPTIONS overrides by name.
+  static Runtime& initialize(const std::string& plugin_path,
+                             const std::vector<pjrt::ClientOption>& default_options = {});
   static bool is_initialized();
   // Throws std::runtime_error when initialize() has not run.
   static Runtime& get();
@@ -30,7 +34,7 @@ class Runtime {
   const std::string& cache_dir() const { return cache_dir_; }
 
  private:
-  explicit Runtime(const std::string& plugin_path);
+  Runtime(const std::string& plugin_path, const std::vector<pjrt::ClientOption>& default_options);
 
   std::string plugin_path_;
   std::shared_ptr<pjrt::Client> client_;

@@ -107,7 +107,9 @@ def _tpu_convolution(pytorch_rule):
 
 def register(fake_impls: ModuleType) -> None:
     for op in _CONVOLUTIONS:
-        fake_impls.op_implementations_dict[op] = _tpu_convolution(fake_impls.op_implementations_dict[op])
+        # PyTorch 2.11 has a rule of its own for fewer of them.
+        if op in fake_impls.op_implementations_dict:
+            fake_impls.op_implementations_dict[op] = _tpu_convolution(fake_impls.op_implementations_dict[op])
     fake_impls.register_op_impl(torch.ops.aten._grouped_mm.default)(_grouped_mm)
     fake_impls.register_op_impl(torch.ops.aten._sample_dirichlet.default)(_sample_dirichlet)
     fake_impls.register_op_impl(torch.ops.aten.binomial.default)(_binomial)
