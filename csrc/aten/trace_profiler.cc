@@ -223,8 +223,10 @@ uint64_t trace_correlation_id() {
   if (g_recording_sessions.load(std::memory_order_relaxed) == 0 || t_correlation_stack.empty()) return 0;
   return t_correlation_stack.back();
 }
+bool has_device_trace() { return true; }
 #else
 uint64_t trace_correlation_id() { return 0; }
+bool has_device_trace() { return false; }
 #endif
 
 }  // namespace torch_tpu::aten

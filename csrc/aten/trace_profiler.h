@@ -19,4 +19,8 @@ namespace torch_tpu::aten {
 // session records (0 otherwise): what a launch is linked to.
 uint64_t trace_correlation_id();
 
+// Whether this build has the activity profiler: PyTorch 2.11 has no way to
+// register one for PrivateUse1, so a build against it has none.
+bool has_device_trace();
+
 }  // namespace torch_tpu::aten

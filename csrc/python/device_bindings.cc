@@ -19,6 +19,7 @@
 #include "aten/device_guard.h"
 #include "aten/fused_graph.h"
 #include "aten/generator.h"
+#include "aten/trace_profiler.h"
 #include "python/bindings.h"
 #include "runtime/current_device.h"
 #include "runtime/device_buffer.h"
@@ -136,6 +137,8 @@ void wait_for_launched_work(int devices) {
 
 void bind_device(py::module_& m) {
   auto d = m.def_submodule("device", "The tpu device as torch.tpu sees it");
+  d.def("has_device_trace", &aten::has_device_trace,
+        "Whether torch.profiler traces get device rows (PyTorch 2.12 and later)");
   d.def("set_runtime_callbacks", &set_runtime_callbacks, py::arg("initialize"),
         py::arg("is_available"),
         "Registers how C++ creates the runtime and probes for a plugin (once, at import)");
