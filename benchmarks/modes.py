@@ -1,5 +1,6 @@
 """Training-step time of the example models under each tpu execution mode,
-beside PyTorch's own CPU eager and torchax (PyTorch on JAX), in one run.
+beside PyTorch's own CPU eager (and CUDA eager where a GPU is there) and
+torchax (PyTorch on JAX), in one run.
 
     .venv/bin/python benchmarks/modes.py [--models mingpt resnet] [--steps 10] [--inference]
 
@@ -8,14 +9,15 @@ warm-up steps (compiling), then times `--steps` steps, each ending with
 `loss.item()` as a logging training loop does (`--read-every N`: every N
 steps, as a loop that logs less often; then the host records the next
 steps while the device runs the previous ones). Prints milliseconds per step, the ratio to
-strict eager, to CPU eager and to torchax, the programs launched per step
+strict eager, to CPU eager, to CUDA eager and to torchax, the programs launched per step
 and compiled during the timed steps, and the device's peak memory during
 one timed step. `--inference` times the evaluation forward and loss
 (`model.eval()`, no gradients) instead of the training step.
 
 The "torchax" row runs benchmarks/torchax_step.py (the same model, batches
-and optimizer under torchax with jax.jit, on XLA's CPU compiler as the tpu
-device's CPU plugin) in the environment benchmarks/torchax_env.sh creates,
+and optimizer under torchax with jax.jit, on the platform JAX finds: XLA's
+CPU compiler, as the tpu device's CPU plugin, or the GPU) in the environment
+benchmarks/torchax_env.sh creates,
 found at $TORCH_TPU_TORCHAX_PYTHON or ~/.cache/torch-tpu/torchax-venv; the
 row says how to create it when it is not there. BENCHMARKS.md records the
 figures.
