@@ -30,6 +30,7 @@ import contextlib
 import functools
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -69,7 +70,8 @@ def time_steps(make_step, mode: str, steps: int, warmup: int, train: bool, read_
     if backend and "torch._dynamo" in sys.modules:
         torch._dynamo.reset()  # each mode compiles its own graphs
     step, _ = make_step(device, backend=backend, whole_step=mode == "compiled-step", train=train)
-    times = []
+    times, host = [], []
+    waits = 0
     peak = None
     eager = "strict" if mode.startswith("compiled") else mode
     groups = max(steps // read_every, 1)
@@ -85,17 +87,24 @@ def time_steps(make_step, mode: str, steps: int, warmup: int, train: bool, read_
             last = g == groups - 1
             if last and (on_tpu or on_cuda):
                 getattr(torch, device).reset_peak_memory_stats()
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.thread_time()
+            start_waits = resource.getrusage(resource.RUSAGE_THREAD).ru_nvcsw
             for _ in range(read_every):
                 loss = step(i)
                 i += 1
             loss.item()
             times.append((time.perf_counter() - start) / read_every)
+            host.append((time.thread_time() - start_cpu) / read_every)
+            waits += resource.getrusage(resource.RUSAGE_THREAD).ru_nvcsw - start_waits
             if last and (on_tpu or on_cuda):
                 peak = getattr(torch, device).max_memory_allocated()
         after = cache_stats()
     timed = groups * read_every
     return {"ms": statistics.median(times) * 1e3, "peak": peak,
+            # the calling thread's own CPU time, and how often it blocked
+            # (voluntary context switches): wall time beyond the first is
+            # waiting or being preempted
+            "host_ms": statistics.median(host) * 1e3, "waits": waits / timed,
             "compiles": after["compiles"] - stats["compiles"] if on_tpu else None,
             # every program launch looks its program up in the cache once
             "launches": (after["requests"] - stats["requests"]) / timed if on_tpu else None}
@@ -136,7 +145,7 @@ def time_torchax(model: str, steps: int, warmup: int, train: bool, mingpt_size: 
     if run.returncode or not lines:
         return {"skipped": f"torchax_step.py failed ({run.returncode}): {run.stderr.strip()[-300:]}"}
     result = json.loads(lines[-1][len("TORCHAX "):])
-    return {"ms": result["ms"], "peak": None, "compiles": None, "launches": None,
+    return {"ms": result["ms"], "peak": None, "compiles": None, "launches": None, "host_ms": None, "waits": None,
             "note": f"jax {result['jax']} on {result['platform']}"}
 
 
@@ -176,7 +185,7 @@ def main() -> None:
           f"the loss read every {args.read_every} step(s)", flush=True)
     refs = [name for name in ("strict", "cpu", "cuda", "torchax") if name in modes]
     header = (f"{'model':<8} {'mode':<14} {'ms/step':>9} " + " ".join(f"{'vs ' + n:>10}" for n in refs) +
-              f" {'launches':>9} {'compiles':>9} {'peak MiB':>9}")
+              f" {'host ms':>8} {'waits':>6} {'launches':>9} {'compiles':>9} {'peak MiB':>9}")
     table = []
     for model in args.models:
         rows = {}
@@ -203,10 +212,14 @@ def main() -> None:
             launches = "-" if r["launches"] is None else f"{r['launches']:.0f}"
             comp = "-" if r["compiles"] is None else str(r["compiles"])
             peak = "-" if r["peak"] is None else f"{r['peak'] / 2**20:.1f}"
+            host = "-" if r["host_ms"] is None else f"{r['host_ms']:.2f}"
+            waits = "-" if r["waits"] is None else f"{r['waits']:.1f}"
             table.append(f"{model:<8} {mode:<14} {r['ms']:>9.2f} " + " ".join(f"{v:>10}" for v in vs) +
-                         f" {launches:>9} {comp:>9} {peak:>9}" + (f"  ({r['note']})" if "note" in r else ""))
+                         f" {host:>8} {waits:>6} {launches:>9} {comp:>9} {peak:>9}" +
+                         (f"  ({r['note']})" if "note" in r else ""))
     print(header, *table, sep="\n")
-    print("vs X: speed relative to that row (higher is faster); launches: programs launched per step.")
+    print("vs X: speed relative to that row (higher is faster); host ms: the calling thread's CPU time per "
+          "step; waits: times per step it blocked; launches: programs launched per step.")
 
 
 if __name__ == "__main__":
