@@ -169,5 +169,5 @@ def test_cuda_libraries_are_preloaded_from_pip_packages(monkeypatch, tmp_path):
 
 
 def test_cuda_client_takes_memory_as_needed():
-    assert _plugin.client_defaults("cuda") == {"preallocate": False}
-    assert _plugin.client_defaults("cpu") == {}
+    assert _plugin.client_defaults("cuda") == "preallocate=false"
+    assert _plugin.client_defaults("cpu") == ""

@@ -16,8 +16,8 @@ from torch.profiler import ProfilerActivity
 import torch_tpu
 
 
-# The trace's device rows need PyTorch's PrivateUse1 profiler registration
-# (2.12 and later); the use_device="tpu" times work on 2.11 too.
+# The trace's device rows need PyTorch's PrivateUse1 profiler registration,
+# which 2.11 lacks; the use_device="tpu" times work on 2.11 too.
 needs_device_trace = pytest.mark.skipif(not torch_tpu._C.device.has_device_trace(),
                                         reason="built against a PyTorch without PrivateUse1 activity profilers")
 

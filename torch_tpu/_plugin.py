@@ -135,15 +135,15 @@ def preload_cuda_libraries() -> list[str]:
     return loaded
 
 
-def client_defaults(platform: str) -> dict:
+def client_defaults(platform: str) -> str:
     """The client options a platform's plugin is created with unless
-    TORCH_TPU_PJRT_CLIENT_OPTIONS says otherwise."""
+    TORCH_TPU_PJRT_CLIENT_OPTIONS says otherwise, in that variable's form."""
     if platform == "cuda":
         # The CUDA plugin would take 75% of the GPU's memory at start; like
         # PyTorch's CUDA allocator, take it as it is needed, so the process
         # can share the GPU (with torch.cuda too).
-        return {"preallocate": False}
-    return {}
+        return "preallocate=false"
+    return ""
 
 
 def find_cpu_plugin() -> str | None:

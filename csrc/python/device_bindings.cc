@@ -138,7 +138,7 @@ void wait_for_launched_work(int devices) {
 void bind_device(py::module_& m) {
   auto d = m.def_submodule("device", "The tpu device as torch.tpu sees it");
   d.def("has_device_trace", &aten::has_device_trace,
-        "Whether torch.profiler traces get device rows (PyTorch 2.12 and later)");
+        "Whether torch.profiler traces get device rows (not in builds against PyTorch 2.11)");
   d.def("set_runtime_callbacks", &set_runtime_callbacks, py::arg("initialize"),
         py::arg("is_available"),
         "Registers how C++ creates the runtime and probes for a plugin (once, at import)");

@@ -53,20 +53,10 @@ void set_warning_handler(py::object handler) {
 
 void bind_runtime(py::module_& m) {
   auto r = m.def_submodule("runtime", "The process-wide runtime");
-  r.def("initialize", [](const std::string& plugin_path, const py::dict& default_options) {
-    std::vector<pjrt::ClientOption> options;
-    for (const auto& [name, value] : default_options) {
-      pjrt::ClientOption option{py::cast<std::string>(name), false};
-      // bool before int: a Python bool is an int too.
-      if (py::isinstance<py::bool_>(value)) option.value = value.cast<bool>();
-      else if (py::isinstance<py::int_>(value)) option.value = value.cast<int64_t>();
-      else if (py::isinstance<py::float_>(value)) option.value = value.cast<float>();
-      else option.value = py::cast<std::string>(value);
-      options.push_back(std::move(option));
-    }
+  r.def("initialize", [](const std::string& plugin_path, const std::string& default_options) {
     py::gil_scoped_release release;
-    Runtime::initialize(plugin_path, options);
-  }, py::arg("plugin_path"), py::arg("default_options") = py::dict());
+    Runtime::initialize(plugin_path, default_options);
+  }, py::arg("plugin_path"), py::arg("default_options") = "");
   r.def("is_initialized", &Runtime::is_initialized);
   r.def("client", [] { return Runtime::get().client_ptr(); });
   r.def("plugin", [] {

@@ -18,7 +18,7 @@ std::mutex g_init_mutex;
 // Read without the lock on the hot path (Runtime::get()).
 std::atomic<Runtime*> g_runtime{nullptr};
 
-// One "name=value" of TORCH_TPU_PJRT_CLIENT_OPTIONS, typed by the value's
+// One "name=value" of a list of client options, typed by the value's
 // spelling: the plugin rejects an option of the wrong type by name.
 pjrt::ClientOption parse_client_option(const std::string& item) {
   const size_t eq = item.find('=');
@@ -40,9 +40,10 @@ pjrt::ClientOption parse_client_option(const std::string& item) {
   return {name, value};
 }
 
-// The platform's defaults, then the variables: a later option replaces an
-// earlier one of the same name.
-std::vector<pjrt::ClientOption> client_options(std::vector<pjrt::ClientOption> options) {
+// The platform's defaults, then the variables, each a comma-separated
+// "name=value" list: a later option replaces an earlier one of its name.
+std::vector<pjrt::ClientOption> client_options(const std::string& platform_defaults) {
+  std::vector<pjrt::ClientOption> options;
   auto set = [&options](pjrt::ClientOption option) {
     for (auto& existing : options) {
       if (existing.name == option.name) {
@@ -52,17 +53,20 @@ std::vector<pjrt::ClientOption> client_options(std::vector<pjrt::ClientOption> o
     }
     options.push_back(std::move(option));
   };
+  auto set_listed = [&set](const std::string& listed) {
+    size_t start = 0;
+    while (start < listed.size()) {
+      size_t end = listed.find(',', start);
+      if (end == std::string::npos) end = listed.size();
+      if (end > start) set(parse_client_option(listed.substr(start, end - start)));
+      start = end + 1;
+    }
+  };
+  set_listed(platform_defaults);
   if (auto count = config::get_int(config::kCpuDeviceCount)) {
     set({"cpu_device_count", *count});
   }
-  const std::string listed = config::get(config::kClientOptions);
-  size_t start = 0;
-  while (start < listed.size()) {
-    size_t end = listed.find(',', start);
-    if (end == std::string::npos) end = listed.size();
-    if (end > start) set(parse_client_option(listed.substr(start, end - start)));
-    start = end + 1;
-  }
+  set_listed(config::get(config::kClientOptions));
   return options;
 }
 
@@ -99,8 +103,7 @@ std::string default_cache_dir() {
   return "/tmp/torch_tpu_cache";
 }
 
-Runtime::Runtime(const std::string& plugin_path,
-                 const std::vector<pjrt::ClientOption>& default_options)
+Runtime::Runtime(const std::string& plugin_path, const std::string& default_options)
     : plugin_path_(plugin_path) {
   auto plugin = pjrt::Plugin::load(plugin_path);
   client_ = pjrt::Client::create(plugin, client_options(default_options));
@@ -113,8 +116,7 @@ Runtime::Runtime(const std::string& plugin_path,
       client_, disk_dir, default_compile_options(*client_));
 }
 
-Runtime& Runtime::initialize(const std::string& plugin_path,
-                             const std::vector<pjrt::ClientOption>& default_options) {
+Runtime& Runtime::initialize(const std::string& plugin_path, const std::string& default_options) {
   std::lock_guard<std::mutex> lock(g_init_mutex);
   if (Runtime* existing = g_runtime.load()) {
     if (existing->plugin_path_ != plugin_path) {

@@ -5,7 +5,6 @@
 
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "cache/compile_cache.h"
 #include "pjrt/client.h"
@@ -18,10 +17,9 @@ class Runtime {
   // Loads the plugin and creates the client; throws when the plugin cannot
   // be used. Calling it again with the same path returns the same runtime;
   // with another path it throws (a process has one device platform).
-  // `default_options` are the platform's client options, which
-  // TORCH_TPU_PJRT_CLIENT_OPTIONS overrides by name.
-  static Runtime& initialize(const std::string& plugin_path,
-                             const std::vector<pjrt::ClientOption>& default_options = {});
+  // `default_options` are the platform's client options, in the form of
+  // TORCH_TPU_PJRT_CLIENT_OPTIONS, which overrides them by name.
+  static Runtime& initialize(const std::string& plugin_path, const std::string& default_options = "");
   static bool is_initialized();
   // Throws std::runtime_error when initialize() has not run.
   static Runtime& get();
@@ -34,7 +32,7 @@ class Runtime {
   const std::string& cache_dir() const { return cache_dir_; }
 
  private:
-  Runtime(const std::string& plugin_path, const std::vector<pjrt::ClientOption>& default_options);
+  Runtime(const std::string& plugin_path, const std::string& default_options);
 
   std::string plugin_path_;
   std::shared_ptr<pjrt::Client> client_;
