@@ -15,6 +15,7 @@
 
 #include "aten/device_guard.h"
 #include "aten/memory_history.h"
+#include "runtime/buffer_release.h"
 #include "runtime/current_device.h"
 #include "runtime/runtime.h"
 
@@ -154,8 +155,10 @@ class TpuAllocator final : public c10::DeviceAllocator {
   c10::DeleterFnPtr raw_deleter() const override { return nullptr; }
 
   bool initialized() override { return runtime::Runtime::is_initialized(); }
-  // Nothing to release: no free buffers are kept.
-  void emptyCache(c10::MempoolId_t) override {}
+  // No free buffers are kept for reuse; what torch_tpu holds are buffers
+  // dropped but not yet destroyed (runtime/buffer_release.h). Destroying
+  // them here may wait for programs that still use them.
+  void emptyCache(c10::MempoolId_t) override { release_dropped_buffers(); }
   // One in-order queue per device: a buffer is never reused across queues.
   void recordStream(const c10::DataPtr&, c10::Stream) override {}
   // torch.accelerator's memory queries: a device that does not exist is
@@ -184,6 +187,13 @@ TpuAllocator g_allocator;
 
 c10::Allocator* tpu_allocator() { return &g_allocator; }
 
+void release_dropped_buffers() {
+  if (!runtime::Runtime::is_initialized()) return;
+  for (c10::DeviceIndex device = 0; device < runtime_device_count(); ++device) {
+    runtime::release_queued_now(device);
+  }
+}
+
 size_t device_capacity(c10::DeviceIndex device) {
   static std::mutex mutex;
   static std::unordered_map<c10::DeviceIndex, size_t> capacity;
@@ -202,7 +212,12 @@ void check_fits_device(c10::DeviceIndex device, double nbytes, const std::string
   } else if (on_host_platform()) {
     // Host memory: writing more than is available gets the process killed
     // by the kernel, with no Python error to say why.
-    const int64_t available = host_available_bytes();
+    int64_t available = host_available_bytes();
+    if (available > 0 && nbytes > static_cast<double>(available)) {
+      // Dropped buffers waiting for their release are host memory too.
+      release_dropped_buffers();
+      available = host_available_bytes();
+    }
     if (available > 0 && nbytes > static_cast<double>(available)) {
       limit = " (the CPU plugin's memory is the host's) has " + gib(static_cast<double>(available)) + " available";
     }

@@ -21,6 +21,11 @@ c10::Allocator* tpu_allocator();
 size_t device_capacity(c10::DeviceIndex device);
 void check_fits_device(c10::DeviceIndex device, double nbytes, const std::string& what);
 
+// Destroys the buffers dropped on every device and not yet handed back to
+// the plugin (runtime/buffer_release.h), waiting for programs that still
+// use them: torch.tpu.empty_cache(), and before refusing an allocation.
+void release_dropped_buffers();
+
 // The StorageValue of a tpu storage; throws when `storage` is not one.
 runtime::StorageValue& storage_value(const c10::Storage& storage);
 runtime::StorageValue& storage_value(const c10::StorageImpl& storage);

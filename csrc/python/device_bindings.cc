@@ -15,12 +15,14 @@
 #include <memory>
 #include <thread>
 
+#include "aten/allocator.h"
 #include "aten/deferred_checks.h"
 #include "aten/device_guard.h"
 #include "aten/fused_graph.h"
 #include "aten/generator.h"
 #include "aten/trace_profiler.h"
 #include "python/bindings.h"
+#include "runtime/buffer_release.h"
 #include "runtime/current_device.h"
 #include "runtime/device_buffer.h"
 #include "runtime/device_queue.h"
@@ -131,6 +133,7 @@ void wait_for_launched_work(int devices) {
       // Exiting: the error belongs to results nobody will read.
     }
   }
+  runtime::stop_deferred_release();
 }
 
 }  // namespace
@@ -177,6 +180,13 @@ void bind_device(py::module_& m) {
         py::arg("device"));
   d.def("memory_stats", &memory_stats, py::arg("device"),
         "Live device buffers: allocated and peak bytes, buffer count, cumulative allocations");
+  d.def("empty_cache", [] {
+    py::gil_scoped_release release;
+    aten::release_dropped_buffers();
+  }, "Hands dropped buffers not yet destroyed back to the plugin (torch.tpu.empty_cache)");
+  d.def("buffers_awaiting_release", [](int device) {
+    return runtime::buffers_awaiting_release(checked(device));
+  }, py::arg("device"), "Buffers dropped on the device and not yet handed back to the plugin");
   d.def("reset_peak_memory_stats", [](int device) {
     runtime::memory_stats(checked(device)).reset_peak();
   }, py::arg("device"));

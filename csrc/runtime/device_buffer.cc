@@ -3,6 +3,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "runtime/buffer_release.h"
+
 namespace torch_tpu::runtime {
 
 void DeviceMemoryStats::add(int64_t bytes) {
@@ -92,6 +94,7 @@ DeviceBuffer::~DeviceBuffer() {
   } else if (pending()) {
     observe_pending(this, /*made=*/false);
   }
+  release_later(device_, std::move(buffer_));
 }
 
 }  // namespace torch_tpu::runtime

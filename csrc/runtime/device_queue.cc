@@ -5,6 +5,7 @@
 #include <mutex>
 #include <vector>
 
+#include "runtime/buffer_release.h"
 #include "runtime/device_buffer.h"
 #include "runtime/device_time.h"
 
@@ -66,6 +67,9 @@ void synchronize(int device) {
       if (!first_failure) first_failure = std::current_exception();
     }
   }
+  // Nothing launched holds the device's dropped buffers now: the plugin
+  // gets their memory back before this returns.
+  release_queued_now(device);
   if (first_failure) std::rethrow_exception(first_failure);
 }
 

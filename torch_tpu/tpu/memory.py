@@ -188,9 +188,19 @@ def memory_summary(device: Any = None, abbreviated: bool = False) -> str:
 
 
 def empty_cache() -> None:
-    """Does nothing: torch_tpu keeps no cache of free device buffers (a
-    buffer is freed when its last tensor dies), so there is nothing to
-    release. Present for code written for torch.cuda."""
+    """Hands the device buffers of dead tensors back to the plugin now.
+
+    torch_tpu keeps no cache of free buffers for reuse; a dropped buffer
+    is destroyed by a background thread (some plugins make the destroy wait
+    for programs still using it), at the next synchronize at the latest.
+    This destroys those still waiting, on the calling thread, waiting for
+    the programs that use them. The memory statistics counted them out
+    when they were dropped."""
+    import torch_tpu.tpu as tpu
+    from torch_tpu import _C
+
+    if tpu.is_initialized():
+        _C.device.empty_cache()
 
 
 def _record_memory_history(
