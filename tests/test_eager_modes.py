@@ -8,6 +8,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import tempfile
 import textwrap
 import gc
 import threading
@@ -173,12 +174,46 @@ def test_fused_training_reaches_a_steady_state_and_matches_strict():
     fused_losses, fused_compiles = train("fused")
     assert fused_losses == pytest.approx(strict, rel=1e-5, abs=1e-6)
     assert fused_compiles[3:] == [0, 0, 0], fused_compiles
-    # one graph per step, cut where backward ends (the previous step's
-    # update, this step's forward and backward); loss.item() finds it run
+    # two graphs per step: the previous step's update with this step's
+    # forward, launched when backward starts, and the backward, launched
+    # where it ends; loss.item() finds them run
     stats = torch_tpu.fused_stats()
+    assert stats["materializations"]["start_of_backward"] == 6
     assert stats["materializations"]["end_of_backward"] == 6
     assert stats["materializations"]["read"] == 0
-    assert stats["graphs_run"] == 7  # and the last update, leaving fused mode
+    assert stats["graphs_run"] == 13  # and the last update, leaving fused mode
+
+
+def test_fused_training_in_one_program_per_step_without_the_backward_split():
+    # TORCH_TPU_FUSED_SPLIT_BACKWARD=0: forward and backward stay one graph.
+    code = textwrap.dedent('''
+        import torch, torch_tpu
+        from torch import nn
+        x, y = torch.randn(32, 16), torch.randint(0, 4, (32,))
+        losses = {}
+        for mode in ("strict", "fused"):
+            torch.manual_seed(0)
+            model = nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 4)).to("tpu")
+            opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+            with torch_tpu.eager_mode(mode):
+                torch_tpu.reset_fused_stats()
+                losses[mode] = []
+                for _ in range(4):
+                    loss = nn.functional.cross_entropy(model(x.to("tpu")), y.to("tpu"))
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+                    losses[mode].append(loss.item())
+        stats = torch_tpu.fused_stats()
+        assert stats["materializations"]["start_of_backward"] == 0, stats
+        assert stats["materializations"]["end_of_backward"] == 4, stats
+        assert stats["graphs_run"] == 5, stats
+        torch.testing.assert_close(losses["fused"], losses["strict"], rtol=1e-5, atol=1e-6)
+    ''')
+    env = dict(os.environ, TORCH_TPU_FUSED_SPLIT_BACKWARD="0")
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300,
+                          cwd=tempfile.gettempdir())
+    assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_fused_training_in_several_threads_reaches_a_steady_state():
@@ -559,11 +594,13 @@ def test_fused_graph_ends_with_the_backward_pass(fused):
     loss = (x @ w).tanh().sum()
     loss.backward()
     stats = torch_tpu.fused_stats()
+    # the forward runs when backward starts, the backward where it ends
+    assert stats["materializations"]["start_of_backward"] == 1
     assert stats["materializations"]["end_of_backward"] == 1
-    assert stats["graphs_run"] == 1 and stats["materializations"]["read"] == 0
+    assert stats["graphs_run"] == 2 and stats["materializations"]["read"] == 0
     with torch.no_grad():
         w -= 0.1 * w.grad  # recorded into the next graph
-    assert torch_tpu.fused_stats()["graphs_run"] == 1
+    assert torch_tpu.fused_stats()["graphs_run"] == 2
     ref_w = w.detach().cpu()  # the read runs the update
     wc = (w.detach().cpu() + 0.1 * w.grad.cpu()).requires_grad_()
     (x.cpu() @ wc).tanh().sum().backward()

@@ -46,6 +46,11 @@ int64_t max_ops() {
   return n;
 }
 
+bool split_at_backward_start() {
+  static const bool on = config::get_bool(config::kFusedSplitBackward);
+  return on;
+}
+
 void append_id(std::string& key, char tag, size_t id) {
   const uint32_t v = static_cast<uint32_t>(id);
   key.push_back(tag);
@@ -147,6 +152,9 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
   }
 
   int64_t size() const { return static_cast<int64_t>(op_names_.size()); }
+  // The backward pass that recorded the graph's last op (-1: none did).
+  int last_pass() const { return last_pass_; }
+  void set_last_pass(int task) { last_pass_ = task; }
   Owner owner() const { return owner_; }
   int device() const { return device_; }
   bool ran() const { return ran_; }
@@ -396,6 +404,7 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
   }
 
   const Owner owner_;
+  int last_pass_ = -1;
   const int device_;
   const bool observed_;  // a graph observer was set when the graph began
   hlo::Builder builder_;
@@ -431,6 +440,7 @@ const char* materialize_reason_name(MaterializeReason reason) {
     case MaterializeReason::kSizeLimit: return "size_limit";
     case MaterializeReason::kModeSwitch: return "mode_switch";
     case MaterializeReason::kExplicit: return "explicit";
+    case MaterializeReason::kBackwardStart: return "start_of_backward";
     case MaterializeReason::kBackward: return "end_of_backward";
     case MaterializeReason::kThreadEnd: return "thread_end";
     case MaterializeReason::kCount: break;
@@ -503,6 +513,13 @@ std::vector<DeviceBufferPtr> record_op(int device, const char* op, const std::st
   const int task = torch::autograd::get_current_graph_task_id();
   const Owner owner = recording_owner(task, device, operands);
   std::shared_ptr<DeferredGraph> graph = open_graph(owner, device);
+  if (graph && task >= 0 && graph->last_pass() != task && graph->size() > 0 && split_at_backward_start()) {
+    // A backward pass begins on a graph recorded before it (the forward):
+    // launch that now, so the device computes the forward while the host
+    // records the backward, which then becomes a graph of its own.
+    graph->run(MaterializeReason::kBackwardStart);
+    graph.reset();
+  }
   if (graph && graph->size() >= max_ops()) {
     graph->run(MaterializeReason::kSizeLimit);  // leaves the slot empty
     graph.reset();
@@ -513,6 +530,7 @@ std::vector<DeviceBufferPtr> record_op(int device, const char* op, const std::st
   }
   stats().ops_recorded++;
   if (task >= 0) cut_at_end_of_backward(task, owner);
+  graph->set_last_pass(task);
   return graph->record(op, op_key, emit, describe);
 }
 

@@ -33,6 +33,7 @@ enum class MaterializeReason {
   kSizeLimit,    // the graph reached TORCH_TPU_FUSED_MAX_OPS ops
   kModeSwitch,   // leaving fused mode
   kExplicit,     // torch_tpu.materialize() (graph ends of torch.compile)
+  kBackwardStart,  // a backward pass's first op on a graph recorded before the pass
   kBackward,     // the end of an autograd backward pass that recorded ops
   kThreadEnd,    // a thread ended with its graph open: run by the next op (any thread)
   kCount,

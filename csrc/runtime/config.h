@@ -57,6 +57,12 @@ inline constexpr EnvVar kFusedMaxOps{
     "TORCH_TPU_FUSED_MAX_OPS", "2000",
     "In fused eager mode, the number of ops a deferred graph may hold before "
     "it is materialized."};
+inline constexpr EnvVar kFusedSplitBackward{
+    "TORCH_TPU_FUSED_SPLIT_BACKWARD", "1",
+    "In fused eager mode, launch the graph a backward pass starts from (the "
+    "forward) when the pass records its first op, so that the device runs "
+    "it while the host records the backward; 0 keeps forward and backward "
+    "in one program, which holds less device memory."};
 
 inline constexpr EnvVar kDumpDir{
     "TORCH_TPU_DUMP_DIR", "",
