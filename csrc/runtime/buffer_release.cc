@@ -58,6 +58,9 @@ void destroy(std::vector<Dropped>& dropped) {
 }
 
 void release_loop(Releaser& r) {
+  // Named, or it carries the name of whichever thread first dropped a
+  // buffer (often the autograd engine's) in profiles and debuggers.
+  pthread_setname_np(pthread_self(), "tpu_release");
   std::vector<Dropped> batch;
   std::unique_lock<std::mutex> lock(r.mutex);
   for (;;) {
