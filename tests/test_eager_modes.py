@@ -747,3 +747,25 @@ def test_threads_writing_and_reading_one_tensor_lose_nothing(mode):
         seen = [x.cpu()[0].item() for _ in range(200)]
         writer.join()
         assert seen == sorted(seen) and x.cpu().eq(200).all()
+
+
+def test_fused_read_waits_only_for_checks_the_value_may_depend_on(fused):
+    """A read raises the failed checks of the graphs its value may come from;
+    a check of a graph that runs later stays pending for the next read of
+    a value that may depend on it, or the next synchronize. A loss read in
+    a training step so waits for its forward's graph, not for the backward's
+    checks (the indices of the index_put_ that accumulates a gradient)."""
+    bad = torch.tensor([7], device="tpu")
+    for sync in (lambda b: b.cpu(), lambda b: torch.tpu.synchronize()):
+        a = torch.ones(4, device="tpu") * 2
+        torch_tpu.materialize()  # a's graph runs
+        b = torch.zeros(4, device="tpu").index_add(0, bad, torch.ones(1, device="tpu"))
+        assert a.tolist() == [2.0] * 4  # b's graph and its check are not needed for this
+        with pytest.raises(RuntimeError, match="index_add_: index out of bounds"):
+            sync(b)
+    with torch_tpu.eager_mode("strict"):
+        # A strict op may make its flag after its result: reading the result
+        # reads every pending flag.
+        c = torch.zeros(4, device="tpu").index_add(0, bad, torch.ones(1, device="tpu"))
+        with pytest.raises(RuntimeError, match="index_add_: index out of bounds"):
+            c.cpu()

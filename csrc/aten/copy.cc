@@ -108,7 +108,7 @@ at::Tensor tpu_to_host(const at::Tensor& src, const at::Tensor& dst) {
     // A failed result reports its failure at every read; num_ooms counts it once.
     raise_device_error("aten::copy_: reading a tpu tensor", e, value->device(), value->first_failure_report());
   }
-  raise_failed_checks();
+  raise_failed_checks_for_read(*value);
   // The download holds the storage's values; a lazily conjugated or negated
   // view is resolved by the CPU copy below.
   host._set_conj(src.is_conj());

@@ -2,6 +2,8 @@
 
 #include <c10/util/Exception.h>
 
+#include <algorithm>
+#include <iterator>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -60,22 +62,49 @@ void defer_check(const at::Tensor& violated, CheckError error, std::string messa
   if (full) raise_failed_checks();
 }
 
-void raise_failed_checks() {
+namespace {
+
+// Whether a read of `value` must read `check`'s flag first. A graph's
+// inputs are computed before it runs, so a fused value cannot depend on a
+// graph that runs after its own. A strict op may make its flag after its
+// result (in a second program), so a strict value reads every flag.
+bool may_feed(const PendingCheck& check, const runtime::DeviceBuffer* value) {
+  if (value == nullptr || value->graph_run() == 0) return true;
+  if (check.flag->pending()) return false;
+  return check.flag->graph_run() <= value->graph_run();
+}
+
+// Reads the pending flags that a read of `value` (null: of anything) must
+// see, in order, and raises the first violated one.
+void raise_failed_checks_for(const runtime::DeviceBuffer* value) {
   std::vector<PendingCheck> checks;
   {
     std::lock_guard<std::mutex> lock(pending_mutex());
     if (pending().empty()) return;
-    checks.swap(pending());
+    auto skipped = std::stable_partition(pending().begin(), pending().end(),
+                                         [value](const PendingCheck& c) { return may_feed(c, value); });
+    std::move(pending().begin(), skipped, std::back_inserter(checks));
+    pending().erase(pending().begin(), skipped);
   }
-  // The first violated check raises; the ones after it are dropped unread,
-  // as CUDA reports one device-side assert. (Keeping them pending raised
-  // stale errors at unrelated later syncs: an op's second check, or the
-  // next op of a chain that failed on the same bad input.)
   for (const PendingCheck& check : checks) {
     bool violated = false;
     check.flag->buffer().to_host(&violated, sizeof violated);
-    if (violated) raise(check);
+    if (violated) {
+      // The first violated check raises; every other is dropped unread, as
+      // CUDA reports one device-side assert. (Keeping them pending raised
+      // stale errors at unrelated later syncs: an op's second check, or
+      // the next op of a chain that failed on the same bad input.)
+      std::lock_guard<std::mutex> lock(pending_mutex());
+      pending().clear();
+      raise(check);
+    }
   }
 }
+
+}  // namespace
+
+void raise_failed_checks() { raise_failed_checks_for(nullptr); }
+
+void raise_failed_checks_for_read(const runtime::DeviceBuffer& value) { raise_failed_checks_for(&value); }
 
 }  // namespace torch_tpu::aten

@@ -220,7 +220,7 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
       values.push_back(results_[i].value);
       append_id(key, 'l', i);
     }
-    runs_total.fetch_add(1, std::memory_order_relaxed);
+    const auto run_number = static_cast<uint64_t>(runs_total.fetch_add(1, std::memory_order_relaxed) + 1);
     auto& s = stats();
     s.materializations[static_cast<int>(reason)]++;
     s.graphs_run++;
@@ -250,7 +250,7 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
     // only what last_graph_text() needs. Donated inputs go before the
     // results are counted, so the statistics see the memory reused.
     release_inputs();
-    for (size_t i = 0; i < live.size(); ++i) live[i]->fulfill(std::move(outputs[i]));
+    for (size_t i = 0; i < live.size(); ++i) live[i]->fulfill(std::move(outputs[i]), run_number);
     live_values_ = std::move(values);
     report_to_observer(key, live, name);
   }

@@ -73,8 +73,9 @@ DeviceBuffer::DeviceBuffer(hlo::TensorType type, int device, std::shared_ptr<Pen
   observe_pending(this, /*made=*/true);
 }
 
-void DeviceBuffer::fulfill(pjrt::Buffer buffer) {
+void DeviceBuffer::fulfill(pjrt::Buffer buffer, uint64_t graph_run) {
   buffer_ = std::move(buffer);
+  graph_run_ = graph_run;
   counted_ = true;
   count(this, device_, bytes_, /*created=*/true);
   ready_.store(true, std::memory_order_release);

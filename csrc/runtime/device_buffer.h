@@ -95,7 +95,11 @@ class DeviceBuffer {
   // The graph a pending buffer waits for (null once fulfilled).
   const std::shared_ptr<PendingSource>& source() const { return source_; }
   // Called by the source when the graph ran: the buffer takes its value.
-  void fulfill(pjrt::Buffer buffer);
+  // `graph_run` numbers the run among all graphs' runs (from 1).
+  void fulfill(pjrt::Buffer buffer, uint64_t graph_run);
+  // The run of the fused graph that computed the buffer; 0 for a value
+  // from anywhere else (a strict program, a transfer) or still pending.
+  uint64_t graph_run() const { return graph_run_; }
   const hlo::TensorType& type() const { return type_; }
   int device() const { return device_; }
   int64_t bytes() const { return bytes_; }
@@ -114,6 +118,7 @@ class DeviceBuffer {
   int device_;
   int64_t bytes_;
   bool counted_;
+  uint64_t graph_run_ = 0;
 };
 
 using DeviceBufferPtr = std::shared_ptr<DeviceBuffer>;
