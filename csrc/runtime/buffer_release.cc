@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <iterator>
 #include <condition_variable>
+#include <iterator>
 #include <mutex>
 #include <thread>
 #include <utility>
