@@ -49,10 +49,13 @@ std::atomic<bool> g_in_forked_child{false};
 // Buffers of each device dropped and not yet destroyed.
 std::atomic<int64_t> g_waiting[kMaxDevices];
 
-void destroy(std::vector<Dropped>& dropped) {
+// `done`, if given, is told after each buffer (a waiter for one device's
+// buffers need not wait for the rest of a batch).
+void destroy(std::vector<Dropped>& dropped, std::condition_variable* done = nullptr) {
   for (Dropped& d : dropped) {  // in the order they were dropped
     d.buffer.reset();
     g_waiting[d.device].fetch_sub(1, std::memory_order_relaxed);
+    if (done) done->notify_all();
   }
   dropped.clear();
 }
@@ -68,7 +71,7 @@ void release_loop(Releaser& r) {
     batch.swap(r.queued);
     r.busy = true;
     lock.unlock();
-    destroy(batch);
+    destroy(batch, &r.batch_done);
     lock.lock();
     r.busy = false;
     r.batch_done.notify_all();
@@ -107,8 +110,12 @@ void release_queued_now(int device) {
                                       [device](const Dropped& d) { return d.device != device; });
     std::move(mine, r.queued.end(), std::back_inserter(taken));
     r.queued.erase(mine, r.queued.end());
-    // The thread's batch may hold some of them too.
-    r.batch_done.wait(lock, [&r] { return !r.busy; });
+    // The thread's batch may hold some of them too. Only those are waited
+    // for: the batch's buffers of other devices may wait for their work.
+    const auto in_batch = [&r, &taken, device] {
+      return r.busy && g_waiting[device].load(std::memory_order_relaxed) > static_cast<int64_t>(taken.size());
+    };
+    r.batch_done.wait(lock, [&in_batch] { return !in_batch(); });
   }
   destroy(taken);
 }
