@@ -6,6 +6,7 @@ that drops such values as it exits ends cleanly."""
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
 import tempfile
@@ -26,21 +27,35 @@ def busy_value(a: torch.Tensor) -> torch.Tensor:
     return x
 
 
+def waiting_after(settle) -> int:
+    """Buffers still awaiting release right after `settle()` (synchronize,
+    empty_cache), with the garbage collector held off: a collection there
+    could drop an earlier test's tensors in between."""
+    gc.collect()
+    gc.disable()
+    try:
+        settle()
+        return _C.device.buffers_awaiting_release(0)
+    finally:
+        gc.enable()
+
+
 def test_dropping_a_value_being_computed_does_not_wait_for_the_device():
     a = torch.randn(2048, 2048, device="tpu")
     expected = (a.cpu() @ a.cpu() + 1).sum()
     with torch_tpu.eager_mode("strict"):
-        for _ in range(2):  # the first round compiles
-            torch.tpu.synchronize()
-            x = busy_value(a)
-            total = x.sum()
-            del x
-            # The matmul takes tens of milliseconds; had the drop waited for
-            # it, the device would be idle by now.
-            assert not torch.tpu.current_stream().query()
-            torch.testing.assert_close(total.cpu(), expected, rtol=1e-4, atol=1e-2)
-            torch.tpu.synchronize()
-            assert _C.device.buffers_awaiting_release(0) == 0
+        # Compiles the programs first: compiling one after the matmul was
+        # launched could outlast the matmul.
+        busy_value(a).sum().cpu()
+        torch.tpu.synchronize()
+        x = busy_value(a)
+        total = x.sum()
+        del x
+        # The matmul takes tens of milliseconds; had the drop waited for it,
+        # the device would be idle by now.
+        assert not torch.tpu.current_stream().query()
+        torch.testing.assert_close(total.cpu(), expected, rtol=1e-4, atol=1e-2)
+        assert waiting_after(torch.tpu.synchronize) == 0
 
 
 def test_empty_cache_hands_dropped_buffers_back():
@@ -48,8 +63,7 @@ def test_empty_cache_hands_dropped_buffers_back():
     with torch_tpu.eager_mode("strict"):
         x = busy_value(a)
         del x
-        torch.tpu.empty_cache()
-        assert _C.device.buffers_awaiting_release(0) == 0
+        assert waiting_after(torch.tpu.empty_cache) == 0
         assert torch.tpu.memory_allocated() >= 4 << 20  # `a` is still there
 
 
@@ -63,8 +77,7 @@ def test_training_leaves_nothing_waiting_after_synchronize():
                 opt.zero_grad(set_to_none=True)
                 model(x).square().mean().backward()
                 opt.step()
-            torch.tpu.synchronize()
-            assert _C.device.buffers_awaiting_release(0) == 0
+            assert waiting_after(torch.tpu.synchronize) == 0
 
 
 def test_process_dropping_busy_values_at_exit_ends_cleanly():
