@@ -20,9 +20,9 @@ from torch_tpu import _C
 
 def busy_value(a: torch.Tensor) -> torch.Tensor:
     """A result the device is still computing: an in-place update (whose
-    program donates its input) queued behind a large matmul. XLA's CPU
-    plugin made the destroy of such a buffer wait for both programs."""
-    x = a @ a
+    program donates its input) queued behind two large matmuls. XLA's CPU
+    plugin made the destroy of such a buffer wait for all three programs."""
+    x = (a @ a) @ a
     x.add_(1)
     return x
 
@@ -42,17 +42,17 @@ def waiting_after(settle) -> int:
 
 def test_dropping_a_value_being_computed_does_not_wait_for_the_device():
     a = torch.randn(2048, 2048, device="tpu")
-    expected = (a.cpu() @ a.cpu() + 1).sum()
+    expected = ((a.cpu() @ a.cpu()) @ a.cpu() + 1).abs().sum()  # no cancellation
     with torch_tpu.eager_mode("strict"):
-        # Compiles the programs first: compiling one after the matmul was
-        # launched could outlast the matmul.
-        busy_value(a).sum().cpu()
+        # Compiles the programs first: compiling one after the matmuls were
+        # launched could outlast them.
+        busy_value(a).abs().sum().cpu()
         torch.tpu.synchronize()
         x = busy_value(a)
-        total = x.sum()
+        total = x.abs().sum()
         del x
-        # The matmul takes tens of milliseconds; had the drop waited for it,
-        # the device would be idle by now.
+        # The matmuls take 150 ms or more; had the drop waited for them, the
+        # device would be idle by now.
         assert not torch.tpu.current_stream().query()
         torch.testing.assert_close(total.cpu(), expected, rtol=1e-4, atol=1e-2)
         assert waiting_after(torch.tpu.synchronize) == 0
