@@ -9,8 +9,9 @@ Each call runs to completion (the result is copied to the host). The cases
 are the shapes at which a hunt found them slow (BENCHMARKS.md records the
 figures before and after): embedding_bag with many bags, the backward of a
 long 1-D upsample, top-k sampling over a vocabulary, istft's overlap-add,
-F.fold, adaptive average pooling of a long signal, depthwise convolutions
-and LU (`linalg.solve`). `--cases` picks cases by the start of their names.
+F.fold, adaptive average pooling of a long signal, depthwise convolutions,
+LU (`linalg.solve`), and max reductions (softmax's, over short and long
+rows). `--cases` picks cases by the start of their names.
 """
 
 from __future__ import annotations
@@ -90,6 +91,16 @@ def solve(device):
     return lambda: torch.linalg.solve(a, b)
 
 
+def attention_softmax(device):
+    scores = torch.randn(16, 8, 128, 128, generator=torch.Generator().manual_seed(0)).to(device)
+    return lambda: torch.softmax(scores, -1)
+
+
+def logits_max(device):
+    logits = torch.randn(32, 50257, generator=torch.Generator().manual_seed(0)).to(device)
+    return lambda: logits.amax(-1)
+
+
 CASES = {
     "embedding_bag 100k indices, 10k bags": embedding_bag,
     "linear upsample x2 backward, 10k samples": upsample_backward,
@@ -100,6 +111,8 @@ CASES = {
     "depthwise 3x3, 64 ch 256x256, fwd+bwd": depthwise_conv((1, 64, 256, 256), 3),
     "depthwise 7x7, 8 x 96 ch 56x56, fwd+bwd": depthwise_conv((8, 96, 56, 56), 7),
     "linalg.solve 2048 x 2048": solve,
+    "softmax of 16 x 8 x 128 x 128 scores": attention_softmax,
+    "amax over rows of 32 x 50257 logits": logits_max,
 }
 
 

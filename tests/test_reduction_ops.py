@@ -225,6 +225,28 @@ def test_nan_propagation():
     assert_same(lambda v: torch.any(v, 1), x)
 
 
+@pytest.mark.parametrize("length", [7, 32, 100, 1000])
+def test_nan_and_infinities_in_long_rows_and_columns(length):
+    # Long enough for XLA to vectorize the reduction (max / min are written as
+    # compare-and-select for that): a NaN anywhere in a row or column, in the
+    # vector body or the remainder, must still come out, as must -inf / inf.
+    x = make((6, length), torch.float32, length)
+    x[0, 0] = NAN
+    x[1, length - 1] = NAN
+    x[2, length // 2] = NAN
+    x[3] = -INF
+    x[4, length // 3] = INF
+    for t in (x, x.T.contiguous(), x.double(), x.bfloat16()):
+        for dim in (0, 1):
+            assert_same(lambda v: torch.amax(v, dim), t)
+            assert_same(lambda v: torch.amin(v, dim), t)
+            assert_same(lambda v: torch.logsumexp(v, dim), t)
+            assert_same(lambda v: torch.softmax(v, dim), t)
+            assert_same(lambda v: torch.log_softmax(v, dim), t)
+    assert_same(torch.amax, x)
+    assert_same(torch.amin, x[3:])
+
+
 def test_large_extrema_dim():
     x = make((3, 3000), torch.float32, 6)
     assert_same(lambda v: torch.max(v, 1), x)

@@ -99,6 +99,14 @@ class Builder {
   Value remainder(const Value& a, const Value& b);
   Value maximum(const Value& a, const Value& b);
   Value minimum(const Value& a, const Value& b);
+  // maximum / minimum as the combining step of a reduction (reduce,
+  // reduce_window): the same values, NaN propagating from either operand,
+  // written for floats as select(a > b or a != a, a, b). XLA's CPU compiler
+  // emits a reduce of stablehlo.maximum as one serial chain of scalar
+  // llvm.maximum calls per output (a row max of f32[65536, 32]: 5.1 ms) and
+  // vectorizes this form (0.26 ms). The sign of a zero tie may differ.
+  Value maximum_in_reduction(const Value& a, const Value& b);
+  Value minimum_in_reduction(const Value& a, const Value& b);
   Value power(const Value& a, const Value& b);
   Value atan2(const Value& a, const Value& b);
   // Logical on i1, bitwise on integers. (Trailing _ : `and` is a C++ token.)

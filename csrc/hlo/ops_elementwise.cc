@@ -248,6 +248,16 @@ Value Builder::compare(const Value& a, const Value& b,
   return append_op1(op, {a, b}, result, attrs);
 }
 
+Value Builder::maximum_in_reduction(const Value& a, const Value& b) {
+  if (!is_floating(a.dtype())) return maximum(a, b);
+  return select(or_(compare(a, b, ComparisonDirection::kGt), compare(a, a, ComparisonDirection::kNe)), a, b);
+}
+
+Value Builder::minimum_in_reduction(const Value& a, const Value& b) {
+  if (!is_floating(a.dtype())) return minimum(a, b);
+  return select(or_(compare(a, b, ComparisonDirection::kLt), compare(a, a, ComparisonDirection::kNe)), a, b);
+}
+
 Value Builder::select(const Value& pred, const Value& on_true,
                       const Value& on_false) {
   constexpr std::string_view op = "stablehlo.select";

@@ -116,7 +116,7 @@ hlo::Value pad_to(hlo::Builder& b, const hlo::Value& x, int64_t rows, int64_t co
 std::pair<hlo::Value, hlo::Value> normalize(hlo::Builder& b, const hlo::Value& x) {
   hlo::Value mag = b.abs(x);
   hlo::Value largest = b.reduce({mag}, {b.constant_splat(0, TensorType::scalar(mag.dtype()))}, {1, 2},
-                                [](hlo::Builder& r, const Values& v) { return Values{r.maximum(v[0], v[1])}; })[0];
+                                [](hlo::Builder& r, const Values& v) { return Values{r.maximum_in_reduction(v[0], v[1])}; })[0];
   hlo::Value usable = b.and_(b.is_finite(largest), b.compare(largest, b.constant_splat(0, largest.type()), "GT"));
   hlo::Value scale = b.select(usable, largest, b.constant_splat(1, largest.type()));
   hlo::Value divisor = matrix::from_real(b, b.broadcast_in_dim(scale, x.dims(), {0}), x.dtype());

@@ -67,6 +67,8 @@ hlo::Value reduce(hlo::Builder& b, const hlo::Value& x, int64_t dim, const char*
   std::string name = op_name;
   return b.reduce({x}, {b.constant_splat(init, scalar)}, {dim},
                   [name](hlo::Builder& r, const std::vector<hlo::Value>& args) {
+                    if (name == "stablehlo.maximum") return std::vector<hlo::Value>{r.maximum_in_reduction(args[0], args[1])};
+                    if (name == "stablehlo.minimum") return std::vector<hlo::Value>{r.minimum_in_reduction(args[0], args[1])};
                     return std::vector<hlo::Value>{r.binary(name, args[0], args[1])};
                   })
       .at(0);

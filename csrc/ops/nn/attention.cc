@@ -97,7 +97,7 @@ AttentionOutputs lower_attention(hlo::Builder& b, const hlo::Value& q, const hlo
   const ElementType acc = s.dtype();
   hlo::Value neg_inf = b.constant_splat(-kInf, hlo::TensorType::scalar(acc));
   hlo::Value row_max = b.reduce({s}, {neg_inf}, {3}, [](hlo::Builder& rb, const std::vector<hlo::Value>& a) {
-    return std::vector<hlo::Value>{rb.maximum(a[0], a[1])};
+    return std::vector<hlo::Value>{rb.maximum_in_reduction(a[0], a[1])};
   })[0];
   // A fully masked row has max -inf: shift by 0 instead, so every weight is 0.
   hlo::Value masked_row = b.compare(row_max, b.constant_splat(-kInf, row_max.type()), "EQ");

@@ -90,8 +90,8 @@ hlo::Value lower_embedding_renorm(hlo::Builder& b, const hlo::Value& weight, con
   auto reduce_rows = [&](const hlo::Value& v, double init, bool is_max, bool is_min) {
     hlo::Value start = b.constant_splat(init, hlo::TensorType::scalar(acc));
     return b.reduce({v}, {start}, {1}, [is_max, is_min](hlo::Builder& rb, const std::vector<hlo::Value>& args) {
-      if (is_max) return std::vector<hlo::Value>{rb.maximum(args[0], args[1])};
-      if (is_min) return std::vector<hlo::Value>{rb.minimum(args[0], args[1])};
+      if (is_max) return std::vector<hlo::Value>{rb.maximum_in_reduction(args[0], args[1])};
+      if (is_min) return std::vector<hlo::Value>{rb.minimum_in_reduction(args[0], args[1])};
       return std::vector<hlo::Value>{rb.add(args[0], args[1])};
     }).at(0);
   };

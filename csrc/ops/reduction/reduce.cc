@@ -68,10 +68,10 @@ Value combine(hlo::Builder& b, ReduceKind kind, const Value& acc, const Value& x
       return pred ? b.or_(acc, x) : b.add(acc, x);
     case ReduceKind::kProd:
       return pred ? b.and_(acc, x) : b.multiply(acc, x);
-    case ReduceKind::kMax:  // stablehlo.maximum propagates NaN
-      return pred ? b.or_(acc, x) : b.maximum(acc, x);
+    case ReduceKind::kMax:  // NaN propagates, as on CPU
+      return pred ? b.or_(acc, x) : b.maximum_in_reduction(acc, x);
     case ReduceKind::kMin:
-      return pred ? b.and_(acc, x) : b.minimum(acc, x);
+      return pred ? b.and_(acc, x) : b.minimum_in_reduction(acc, x);
     case ReduceKind::kAll:
       return b.and_(acc, x);
     case ReduceKind::kAny:
