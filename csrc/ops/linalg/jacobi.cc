@@ -103,7 +103,7 @@ hlo::Value block_diagonal(hlo::Builder& b, const hlo::Value& x, int64_t row, int
   return matrix::diagonal(b, slice_axis(b, slice_axis(b, x, 1, row, row + h), 2, col, col + h));
 }
 
-hlo::Value sum_rows(hlo::Builder& b, const hlo::Value& x) { return matrix::reduce(b, x, 1, "stablehlo.add", 0); }
+hlo::Value sum_rows(hlo::Builder& b, const hlo::Value& x) { return matrix::reduce(b, x, 1, &hlo::Builder::add, 0); }
 
 // x [B, R, C] padded with zero rows and columns to [B, rows, cols].
 hlo::Value pad_to(hlo::Builder& b, const hlo::Value& x, int64_t rows, int64_t cols) {
@@ -186,8 +186,8 @@ std::pair<hlo::Value, hlo::Value> jacobi_eigh(hlo::Builder& b, const hlo::Value&
     hlo::Value diag = c.compare(c.iota(index_type, 1), c.iota(index_type, 2), "EQ");
     hlo::Value sq = matrix::abs_squared(c, a);
     hlo::Value off = matrix::reduce(c, sum_rows(c, c.select(diag, c.constant_splat(0, sq.type()), sq)), 1,
-                                    "stablehlo.add", 0);
-    hlo::Value total = matrix::reduce(c, sum_rows(c, sq), 1, "stablehlo.add", 0);
+                                    &hlo::Builder::add, 0);
+    hlo::Value total = matrix::reduce(c, sum_rows(c, sq), 1, &hlo::Builder::add, 0);
     return all_within(c, off, c.multiply(c.constant_splat(eps * eps, total.type()), total));
   };
 
@@ -243,7 +243,7 @@ std::pair<hlo::Value, hlo::Value> jacobi_orthogonalize(hlo::Builder& b, const hl
     hlo::Value norms = c.sqrt(c.multiply(alpha, beta));
     hlo::Value zero = c.constant_splat(0, norms.type());
     hlo::Value cos = c.select(c.compare(norms, zero, "GT"), c.divide(c.abs(gamma), norms), zero);
-    largest_cos = c.maximum(largest_cos, matrix::reduce(c, cos, 1, "stablehlo.maximum", 0));
+    largest_cos = c.maximum(largest_cos, matrix::reduce(c, cos, 1, &hlo::Builder::maximum_in_reduction, 0));
     Rotation r = rotation(c, alpha, beta, gamma);
     w = next_pairing(c, rotate(c, w, r, 2), 2);
     v = next_pairing(c, rotate(c, v, r, 2), 2);

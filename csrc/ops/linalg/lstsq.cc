@@ -32,7 +32,7 @@ hlo::Value rows(hlo::Builder& b, const hlo::Value& x, int64_t begin, int64_t end
 
 // The squared norms of x's columns [..., c], in x's real type.
 hlo::Value column_norms2(hlo::Builder& b, const hlo::Value& x) {
-  return matrix::reduce(b, matrix::abs_squared(b, x), x.rank() - 2, "stablehlo.add", 0);
+  return matrix::reduce(b, matrix::abs_squared(b, x), x.rank() - 2, &hlo::Builder::add, 0);
 }
 
 // LAPACK's trtrs info: the 1-based index of the first exactly zero
@@ -44,7 +44,7 @@ hlo::Value first_zero_diagonal(hlo::Builder& b, const hlo::Value& r) {
   hlo::Value zero = b.compare(d, b.constant_splat(0, d.type()), "EQ");
   hlo::Value position = b.add(b.iota(index_type, d.rank() - 1), b.constant_splat_int(1, index_type));
   hlo::Value first = matrix::reduce(b, b.select(zero, position, b.constant_splat_int(n + 1, index_type)),
-                                    d.rank() - 1, "stablehlo.minimum", static_cast<double>(n + 1));
+                                    d.rank() - 1, &hlo::Builder::minimum_in_reduction, static_cast<double>(n + 1));
   const TensorType batch_type(ElementType::kS32, first.dims());
   return b.select(b.compare(first, b.constant_splat_int(n + 1, batch_type), "EQ"),
                   b.constant_splat_int(0, batch_type), first);
@@ -114,7 +114,7 @@ LeastSquares lower_lstsq_svd(hlo::Builder& b, const hlo::Value& a, const hlo::Va
   LeastSquares out;
   out.solution = matrix::matmul(b, matrix::transpose(b, svd.vh, true), scaled);
   out.residuals = column_norms2(b, b.subtract(rhs, matrix::matmul(b, a, out.solution)));
-  out.rank = matrix::reduce(b, b.convert(keep, ElementType::kS64), last, "stablehlo.add", 0);
+  out.rank = matrix::reduce(b, b.convert(keep, ElementType::kS64), last, &hlo::Builder::add, 0);
   out.singular_values = svd.s;
   out.info = svd.info;
   return out;

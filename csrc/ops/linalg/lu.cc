@@ -49,7 +49,7 @@ hlo::Value swap_rows(hlo::Builder& b, const hlo::Value& x, const hlo::Value& j, 
   hlo::Value is_p = b.compare(rows, b.broadcast_in_dim(p, dims, {0}), "EQ");
   hlo::Value zero = b.constant_splat(0, x.type());
   hlo::Value row_j = b.dynamic_slice(x, {i32(b, 0), j, i32(b, 0)}, {dims[0], 1, dims[2]});
-  hlo::Value row_p = matrix::reduce(b, b.select(is_p, x, zero), 1, "stablehlo.add", 0);
+  hlo::Value row_p = matrix::reduce(b, b.select(is_p, x, zero), 1, &hlo::Builder::add, 0);
   return b.select(is_j, b.broadcast_in_dim(row_p, dims, {0, 2}),
                   b.select(is_p, b.broadcast_in_dim(row_j, dims, {0, 1, 2}), x));
 }
@@ -74,10 +74,10 @@ std::vector<hlo::Value> lu_step(hlo::Builder& b, const hlo::Value& top, const st
   hlo::Value rows = b.iota(col_index, 1);
   hlo::Value at_or_below = b.compare(rows, fill(b, row_j, col_dims), "GE");
   mag = b.select(at_or_below, mag, b.constant_splat(-1, mag.type()));
-  hlo::Value largest = matrix::reduce(b, mag, 1, "stablehlo.maximum", -std::numeric_limits<double>::infinity());
+  hlo::Value largest = matrix::reduce(b, mag, 1, &hlo::Builder::maximum_in_reduction, -std::numeric_limits<double>::infinity());
   hlo::Value hit = b.and_(at_or_below, b.compare(mag, b.broadcast_in_dim(largest, col_dims, {0}), "EQ"));
   hlo::Value p = matrix::reduce(b, b.select(hit, rows, b.constant_splat_int(m, col_index)), 1,
-                                "stablehlo.minimum", static_cast<double>(m));
+                                &hlo::Builder::minimum_in_reduction, static_cast<double>(m));
   // NaNs match nothing: keep the diagonal's row.
   p = b.select(b.compare(p, b.constant_splat_int(m, batch_index), "EQ"), fill(b, row_j, {batch}), p);
   hlo::Value global_j = b.add(top, j);
@@ -335,7 +335,7 @@ hlo::Value permutation_sign(hlo::Builder& b, const hlo::Value& pivots, ElementTy
   hlo::Value swapped = b.compare(convert_to(b, pivots, ElementType::kS32), identity, "NE");
   hlo::Value swaps = matrix::reduce(b, b.select(swapped, b.constant_splat_int(1, piv_type),
                                                 b.constant_splat_int(0, piv_type)),
-                                    pivots.rank() - 1, "stablehlo.add", 0);
+                                    pivots.rank() - 1, &hlo::Builder::add, 0);
   const TensorType batch_i(ElementType::kS32, swaps.dims());
   hlo::Value odd = b.compare(b.remainder(swaps, b.constant_splat_int(2, batch_i)), b.constant_splat_int(1, batch_i),
                              "EQ");
@@ -347,7 +347,7 @@ hlo::Value permutation_sign(hlo::Builder& b, const hlo::Value& pivots, ElementTy
 
 hlo::Value lower_det_from_lu(hlo::Builder& b, const hlo::Value& lu, const hlo::Value& pivots) {
   hlo::Value diag = matrix::diagonal(b, lu);
-  hlo::Value product = matrix::reduce(b, diag, diag.rank() - 1, "stablehlo.multiply", 1);
+  hlo::Value product = matrix::reduce(b, diag, diag.rank() - 1, &hlo::Builder::multiply, 1);
   return b.multiply(permutation_sign(b, pivots, lu.dtype()), product);
 }
 
@@ -365,8 +365,8 @@ std::pair<hlo::Value, hlo::Value> lower_slogdet_from_lu(hlo::Builder& b, const h
   }
   const int64_t last = diag.rank() - 1;
   hlo::Value sign =
-      b.multiply(permutation_sign(b, pivots, lu.dtype()), matrix::reduce(b, unit, last, "stablehlo.multiply", 1));
-  return {sign, matrix::reduce(b, b.log(magnitude), last, "stablehlo.add", 0)};
+      b.multiply(permutation_sign(b, pivots, lu.dtype()), matrix::reduce(b, unit, last, &hlo::Builder::multiply, 1));
+  return {sign, matrix::reduce(b, b.log(magnitude), last, &hlo::Builder::add, 0)};
 }
 
 }  // namespace torch_tpu::ops

@@ -64,7 +64,7 @@ Value lower_matrix_exp(hlo::Builder& b, const Value& a) {
   const int64_t batch = x.dims()[0];
   // s = max(0, ceil(log2(|A|_1 / theta))) per matrix (0 where the norm is
   // not finite: the result is NaN / inf anyway).
-  Value norm = matrix::reduce(b, matrix::reduce(b, b.abs(x), 1, "stablehlo.add", 0), 1, "stablehlo.maximum", 0);
+  Value norm = matrix::reduce(b, matrix::reduce(b, b.abs(x), 1, &hlo::Builder::add, 0), 1, &hlo::Builder::maximum_in_reduction, 0);
   const TensorType real(norm.dtype(), {batch});
   Value s = b.ceil(b.divide(b.log(b.divide(norm, b.constant_splat(theta18(a.dtype()), real))),
                             b.constant_splat(std::log(2.0), real)));

@@ -47,7 +47,7 @@ hlo::Value diagonal(hlo::Builder& b, const hlo::Value& x) {
                                          b.iota(hlo::TensorType(ElementType::kS64, square.dims()), x.rank() - 2),
                                          "EQ"),
                                square, b.constant_splat(0, square.type()));
-  return reduce(b, masked, x.rank() - 1, "stablehlo.add", 0);
+  return reduce(b, masked, x.rank() - 1, &hlo::Builder::add, 0);
 }
 
 hlo::Value matmul(hlo::Builder& b, const hlo::Value& x, const hlo::Value& y) {
@@ -62,14 +62,11 @@ hlo::Value matmul(hlo::Builder& b, const hlo::Value& x, const hlo::Value& y) {
   return b.dot_general(x, y, dims, hlo::Precision::kHighest);
 }
 
-hlo::Value reduce(hlo::Builder& b, const hlo::Value& x, int64_t dim, const char* op_name, double init) {
+hlo::Value reduce(hlo::Builder& b, const hlo::Value& x, int64_t dim, Combine combine, double init) {
   const hlo::TensorType scalar = hlo::TensorType::scalar(x.dtype());
-  std::string name = op_name;
   return b.reduce({x}, {b.constant_splat(init, scalar)}, {dim},
-                  [name](hlo::Builder& r, const std::vector<hlo::Value>& args) {
-                    if (name == "stablehlo.maximum") return std::vector<hlo::Value>{r.maximum_in_reduction(args[0], args[1])};
-                    if (name == "stablehlo.minimum") return std::vector<hlo::Value>{r.minimum_in_reduction(args[0], args[1])};
-                    return std::vector<hlo::Value>{r.binary(name, args[0], args[1])};
+                  [combine](hlo::Builder& r, const std::vector<hlo::Value>& args) {
+                    return std::vector<hlo::Value>{(r.*combine)(args[0], args[1])};
                   })
       .at(0);
 }

@@ -33,8 +33,12 @@ hlo::Value diagonal(hlo::Builder& b, const hlo::Value& x);
 // otherwise multiply f32 in bf16 passes).
 hlo::Value matmul(hlo::Builder& b, const hlo::Value& x, const hlo::Value& y);
 
+// A reduction's combining step: &hlo::Builder::add, multiply,
+// maximum_in_reduction or minimum_in_reduction.
+using Combine = hlo::Value (hlo::Builder::*)(const hlo::Value&, const hlo::Value&);
+
 // Sum / max / min / product over dimension `dim` (removed).
-hlo::Value reduce(hlo::Builder& b, const hlo::Value& x, int64_t dim, const char* op_name, double init);
+hlo::Value reduce(hlo::Builder& b, const hlo::Value& x, int64_t dim, Combine combine, double init);
 
 // x [..., rows, cols] as [batch, rows, cols], batch the product of its
 // batch dims.

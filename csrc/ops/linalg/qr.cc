@@ -45,18 +45,18 @@ Values geqrf_step(hlo::Builder& b, const Values& carried) {
   hlo::Value jb = b.broadcast_in_dim(j, {batch, m}, {});
   hlo::Value at = b.compare(rows, jb, "EQ"), below = b.compare(rows, jb, "GT");
   hlo::Value zeros = b.constant_splat(0, col.type());
-  hlo::Value alpha = matrix::reduce(b, b.select(at, col, zeros), 1, "stablehlo.add", 0);
+  hlo::Value alpha = matrix::reduce(b, b.select(at, col, zeros), 1, &hlo::Builder::add, 0);
 
   // ||(alpha, x)|| scaled by the largest magnitude, so it neither
   // overflows nor underflows (LAPACK's dlapy3 / dnrm2).
   hlo::Value mag = b.abs(b.select(b.compare(rows, jb, "GE"), col, zeros));
   const TensorType real_batch = TensorType(mag.dtype(), {batch});
-  hlo::Value largest = matrix::reduce(b, mag, 1, "stablehlo.maximum", 0);
+  hlo::Value largest = matrix::reduce(b, mag, 1, &hlo::Builder::maximum_in_reduction, 0);
   hlo::Value scale = b.select(b.compare(largest, b.constant_splat(0, real_batch), "EQ"),
                               b.constant_splat(1, real_batch), largest);
   hlo::Value scaled = b.divide(b.select(below, col, zeros),
                                matrix::from_real(b, b.broadcast_in_dim(scale, {batch, m}, {0}), dtype));
-  hlo::Value xnorm2 = matrix::reduce(b, matrix::abs_squared(b, scaled), 1, "stablehlo.add", 0);
+  hlo::Value xnorm2 = matrix::reduce(b, matrix::abs_squared(b, scaled), 1, &hlo::Builder::add, 0);
   hlo::Value alpha_r = complex ? b.real(alpha) : alpha;
   hlo::Value alpha_i = complex ? b.imag(alpha) : b.constant_splat(0, real_batch);
   hlo::Value ar = b.divide(alpha_r, scale), ai = b.divide(alpha_i, scale);
