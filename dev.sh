@@ -43,9 +43,9 @@ sys.exit(any(m.version(n) != v for n, v in pins.items()))" "${TEST_PINS[@]}" 2>/
 }
 
 source_stamp() {
-  # Everything that goes into the installed package.
-  { git ls-files -co --exclude-standard -- csrc cmake torch_tpu CMakeLists.txt pyproject.toml 2>/dev/null \
-      || find csrc cmake torch_tpu CMakeLists.txt pyproject.toml -type f; } \
+  # Everything the build compiles: the package and the C++ tests.
+  { git ls-files -co --exclude-standard -- csrc cmake torch_tpu tests/cpp CMakeLists.txt pyproject.toml 2>/dev/null \
+      || find csrc cmake torch_tpu tests/cpp CMakeLists.txt pyproject.toml -type f; } \
     | LC_ALL=C sort | xargs sha1sum | sha1sum | cut -d' ' -f1
 }
 

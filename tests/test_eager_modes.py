@@ -100,6 +100,53 @@ def test_fused_views_and_in_place_writes_match_cpu(fused):
         torch.testing.assert_close(g.cpu(), e)
 
 
+def test_fused_lowers_each_op_once(fused):
+    # An op recorded again with the same key reuses its first lowering
+    # (csrc/aten/op_fragments.h): a training loop lowers nothing after its
+    # first step, and a new shape lowers anew.
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1)).to("tpu")
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    x = torch.randn(4, 8, device="tpu")
+
+    def step():
+        loss = model(x).square().mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    losses = [step() for _ in range(3)]
+    before = torch_tpu.fused_stats()
+    losses += [step() for _ in range(3)]
+    after = torch_tpu.fused_stats()
+    assert after["ops_recorded"] - before["ops_recorded"] >= 3 * 8
+    assert after["ops_lowered"] == before["ops_lowered"]
+    assert losses[-1] < losses[0]
+    (x[:3] + 1).cpu()
+    assert torch_tpu.fused_stats()["ops_lowered"] == after["ops_lowered"] + 1
+
+
+def test_fused_write_is_guarded_only_where_its_update_reads_the_target(fused):
+    # Each op is lowered alone; where a partial write's safe form depends on
+    # what the graph computes its update from, the graph picks the form
+    # (see the test below for the miscompile the guarded form avoids).
+    k = torch.randn(6, 6)
+    cache = torch.zeros(4, 6, device="tpu")
+    k_tpu = k.to("tpu")
+    cache[1] = (k_tpu @ k_tpu)[0] * 2  # the update reads k only
+    torch_tpu.materialize()
+    assert "guarded" not in torch_tpu.diagnostics.last_graph()
+    flat = cache.view(-1)
+    flat[2:5] = flat[:3] + 10  # the update reads what the write overwrites
+    torch_tpu.materialize()
+    assert "guarded" in torch_tpu.diagnostics.last_graph()
+    want = torch.zeros(4, 6)
+    want[1] = (k @ k)[0] * 2
+    want.view(-1)[2:5] = want.view(-1)[:3] + 10
+    torch.testing.assert_close(cache.cpu(), want)
+
+
 @pytest.mark.parametrize("first", ["none", "stepped_view", "rows"])
 @pytest.mark.parametrize("then_read", ["stepped_view", "rows", "sum"])
 def test_fused_write_computed_from_the_region_it_overwrites(fused, first, then_read):

@@ -25,7 +25,9 @@ def find_binary(name: str) -> str:
 def test_native_libraries_do_not_link_torch():
     for name in ("hlo_print_test", "cache_test"):
         libs = subprocess.run(["ldd", find_binary(name)], capture_output=True, text=True).stdout
-        assert "torch" not in libs and "c10" not in libs, libs
+        # Library names only: a load address can read "...c10..." in hex.
+        names = [line.split()[0] for line in libs.splitlines() if line.strip()]
+        assert not [n for n in names if n.startswith(("libtorch", "libc10"))], libs
 
 
 def test_hlo_builder_prints_and_validates():

@@ -90,10 +90,12 @@ def materialize() -> None:
 
 
 def fused_stats() -> dict:
-    """Fused-mode counters: ops recorded, graphs run, and materializations
-    by reason (read, synchronize, size_limit, mode_switch, explicit,
-    start_of_backward, end_of_backward, thread_end); graphs_replayed counts torch.compile graph calls
-    launched from a captured program without recording."""
+    """Fused-mode counters: ops recorded, ops lowered (once per distinct op
+    and operand types: later recordings of the same op reuse its lowering),
+    graphs run, and materializations by reason (read, synchronize,
+    size_limit, mode_switch, explicit, start_of_backward, end_of_backward,
+    thread_end); graphs_replayed counts torch.compile graph calls launched
+    from a captured program without recording."""
     return _C.aten.fused_stats()
 
 

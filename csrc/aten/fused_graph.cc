@@ -147,7 +147,7 @@ std::vector<std::shared_ptr<DeferredGraph>> graphs_of(const Owner* owner) {
 class DeferredGraph : public runtime::PendingSource, public std::enable_shared_from_this<DeferredGraph> {
  public:
   DeferredGraph(Owner owner, int device)
-      : owner_(owner), device_(device), observed_(static_cast<bool>(graph_observer())), builder_("fused") {
+      : owner_(owner), device_(device), observed_(static_cast<bool>(graph_observer())) {
     key_.append("fused", 6);
   }
 
@@ -159,37 +159,51 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
   int device() const { return device_; }
   bool ran() const { return ran_; }
 
-  std::vector<DeviceBufferPtr> record(const char* op, const std::string& op_key, const EmitOp& emit,
+  std::vector<DeviceBufferPtr> record(const char* op, const std::string& op_key,
+                                      const std::vector<OpArgument>& arguments, EmitOpAlone emit,
                                       const std::function<std::string()>& describe) {
+    // Found (or lowered) before the graph changes: a lowering error leaves
+    // the graph as it was.
+    RecordedOp recorded;
+    bool lowered = false;
+    recorded.fragment = op_fragment(op, op_key, emit, &lowered);
+    if (lowered) stats().ops_lowered++;
+    TORCH_INTERNAL_ASSERT(recorded.fragment->plain.function.parameter_types.size() == arguments.size(), op,
+                          ": the op's arguments do not match its lowering");
     append_id(key_, 'k', op_key.size());
     key_.append(op_key);
     op_names_.push_back(op);
     if (explain_recompiles()) {
       descriptions_.push_back("op " + std::to_string(op_names_.size() - 1) + ": " + describe());
     }
-    BindBuffer bind_tensor = [this](hlo::Builder&, const DeviceBufferPtr& buffer) { return bind(buffer); };
-    BindScalar bind_scalar = [this](hlo::Builder&, const ScalarInput& scalar) {
-      key_.push_back('s');
-      return add_parameter(cached_scalar_buffer(device_, scalar), &scalar);
-    };
-    std::vector<hlo::Value> values;
+    recorded.arguments.reserve(arguments.size());
     try {
-      values = emit(builder_, bind_tensor, bind_scalar);
+      for (const OpArgument& argument : arguments) {
+        if (argument.buffer) {
+          recorded.arguments.push_back(bind(*argument.buffer));
+        } else {
+          key_.push_back('s');
+          recorded.arguments.push_back(add_parameter(cached_scalar_buffer(device_, *argument.scalar), argument.scalar));
+        }
+      }
     } catch (...) {
-      // What the failed op emitted stays in the module unused (XLA drops
-      // it); the key records the failure so it still names the text.
+      // Binding ran another graph, which failed; the key records the
+      // failure so it still names the graph's ops.
       key_.push_back('!');
       throw;
     }
+    recorded.first_result = static_cast<uint32_t>(results_.size());
     auto self = shared_from_this();
+    const std::vector<hlo::TensorType>& types = recorded.fragment->result_types();
     std::vector<DeviceBufferPtr> out;
-    out.reserve(values.size());
-    for (hlo::Value& value : values) {
-      auto buffer = std::make_shared<DeviceBuffer>(value.type(), device_, self);
+    out.reserve(types.size());
+    for (const hlo::TensorType& type : types) {
+      auto buffer = std::make_shared<DeviceBuffer>(type, device_, self);
       result_ids_[buffer.get()] = static_cast<uint32_t>(results_.size());
-      results_.push_back({buffer, std::move(value)});
+      results_.emplace_back(buffer);
       out.push_back(std::move(buffer));
     }
+    ops_.push_back(std::move(recorded));
     return out;
   }
 
@@ -208,16 +222,15 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
 
     // Only results someone still holds become program outputs.
     std::vector<DeviceBufferPtr> live;
-    std::vector<hlo::Value> values;
     std::vector<size_t> output_of_result(results_.size(), kNotOutput);
     std::string key = std::move(key_);
     key.push_back('|');
     for (size_t i = 0; i < results_.size(); ++i) {
-      DeviceBufferPtr buffer = results_[i].buffer.lock();
+      DeviceBufferPtr buffer = results_[i].lock();
       if (!buffer || !buffer->pending() || buffer->source().get() != this) continue;
       output_of_result[i] = live.size();
       live.push_back(std::move(buffer));
-      values.push_back(results_[i].value);
+      live_results_.push_back(static_cast<uint32_t>(i));
       append_id(key, 'l', i);
     }
     const auto run_number = static_cast<uint64_t>(runs_total.fetch_add(1, std::memory_order_relaxed) + 1);
@@ -233,14 +246,14 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
       return;
     }
 
-    const std::vector<int64_t> keep = alias_overwritten(output_of_result, values, key);
+    const std::vector<int64_t> keep = alias_overwritten(output_of_result, live, key);
     std::vector<pjrt::c::Buffer*> args;
     args.reserve(parameters_.size());
     for (const DeviceBufferPtr& p : parameters_) args.push_back(p->get());
     const std::string name = describe();
     std::vector<pjrt::Buffer> outputs;
     try {
-      outputs = launch_program_keeping(key, name.c_str(), [&] { return text(values); }, args, device_, keep);
+      outputs = launch_program_keeping(key, name.c_str(), [&] { return text(); }, args, device_, keep);
     } catch (const std::exception& e) {
       error_ = e.what();
       throw;
@@ -251,7 +264,6 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
     // results are counted, so the statistics see the memory reused.
     release_inputs();
     for (size_t i = 0; i < live.size(); ++i) live[i]->fulfill(std::move(outputs[i]), run_number);
-    live_values_ = std::move(values);
     report_to_observer(key, live, name);
   }
 
@@ -265,11 +277,11 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
     graph.name = std::move(name);
     graph.parameters = std::move(parameter_origins_);
     graph.results.assign(live.begin(), live.end());
-    graph.aliases = std::move(aliases_);
+    graph.aliases = aliases_;
     auto self = shared_from_this();
     graph.text = [self] {
       runtime::ValuesLock lock;
-      return self->text(self->live_values_);
+      return self->text();
     };
     graph_observer()(std::move(graph));
   }
@@ -280,10 +292,29 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
     result_ids_.clear();
   }
 
-  // The module text (built once: on a compile, or when asked for later).
-  const std::string& text(const std::vector<hlo::Value>& values) {
+  // The module text (built once: on a compile, or when asked for later):
+  // @main calls each recorded op's fragment on the values bound to its
+  // arguments and returns the live results.
+  const std::string& text() {
     if (!built_) {
-      text_ = builder_.build(values);
+      hlo::Builder b("fused");
+      std::vector<hlo::Value> parameters;
+      parameters.reserve(parameter_types_.size());
+      for (const hlo::TensorType& type : parameter_types_) parameters.push_back(b.parameter(type));
+      std::vector<hlo::Value> results(results_.size());
+      std::vector<hlo::Value> arguments;
+      for (const RecordedOp& op : ops_) {
+        arguments.clear();
+        for (uint32_t a : op.arguments) arguments.push_back(a & kResultBit ? results[a & ~kResultBit] : parameters[a]);
+        const OpFragment::Form& form = op.fragment->form_for(b, arguments);
+        std::vector<hlo::Value> outs = b.call_function(form.function, arguments, form.flow);
+        std::move(outs.begin(), outs.end(), results.begin() + op.first_result);
+      }
+      std::vector<hlo::Value> outputs;
+      outputs.reserve(live_results_.size());
+      for (uint32_t r : live_results_) outputs.push_back(results[r]);
+      for (const auto& [param, out] : aliases_) b.alias_parameter(param, out);
+      text_ = b.build(outputs);
       built_ = true;
       // Graphs are told apart by their first op: a training step's forward
       // and backward graphs are not compared with each other.
@@ -294,23 +325,22 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
     return text_;
   }
 
-  std::string last_text() { return ran_ && error_.empty() ? text(live_values_) : std::string(); }
+  std::string last_text() { return ran_ && error_.empty() ? text() : std::string(); }
 
  private:
   // Aliases each overwritten parameter to the result that replaced it (when
   // that result is an output); returns the aliased parameters that are
   // still held elsewhere, which the launch must not donate.
   std::vector<int64_t> alias_overwritten(const std::vector<size_t>& output_of_result,
-                                         const std::vector<hlo::Value>& values, std::string& key) {
+                                         const std::vector<DeviceBufferPtr>& live, std::string& key) {
     std::vector<int64_t> keep;
-    std::vector<bool> aliased(parameters_.size()), taken(values.size());
+    std::vector<bool> aliased(parameters_.size()), taken(live.size());
     for (const auto& [param, result] : overwrites_) {
       const size_t out = output_of_result[result];
       if (out == kNotOutput || aliased[param] || taken[out]) continue;
-      if (!(values[out].type() == parameters_[param]->type())) continue;
+      if (!(live[out]->type() == parameters_[param]->type())) continue;
       aliased[param] = taken[out] = true;
-      builder_.alias_parameter(static_cast<int64_t>(param), static_cast<int64_t>(out));
-      if (observed_) aliases_.emplace_back(static_cast<int64_t>(param), static_cast<int64_t>(out));
+      aliases_.emplace_back(static_cast<int64_t>(param), static_cast<int64_t>(out));
       append_id(key, 'a', param);
       append_id(key, 't', out);
       if (parameters_[param].use_count() > 1) {
@@ -347,34 +377,40 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
  private:
   static constexpr size_t kNotOutput = static_cast<size_t>(-1);
 
-  struct Result {
-    std::weak_ptr<DeviceBuffer> buffer;
-    hlo::Value value;
+  // An op's argument inside the graph: a parameter's index, or a result's
+  // index with kResultBit set.
+  static constexpr uint32_t kResultBit = uint32_t{1} << 31;
+
+  struct RecordedOp {
+    std::shared_ptr<const OpFragment> fragment;
+    std::vector<uint32_t> arguments;
+    uint32_t first_result = 0;  // its results are results_[first_result, + count)
   };
 
   // A buffer's value inside the graph: an earlier op's result, or a
   // parameter (one per distinct buffer).
-  hlo::Value bind(const DeviceBufferPtr& buffer) {
+  uint32_t bind(const DeviceBufferPtr& buffer) {
     if (buffer->pending()) {
       if (buffer->source().get() == this) {
         const uint32_t id = result_ids_.at(buffer.get());
         append_id(key_, 'r', id);
-        return results_[id].value;
+        return id | kResultBit;
       }
       buffer->get();  // another graph's value: run that graph first
     }
     auto it = parameter_ids_.find(buffer.get());
     if (it != parameter_ids_.end()) {
       append_id(key_, 'p', it->second);
-      return parameter_values_[it->second];
+      return it->second;
     }
     append_id(key_, 'p', parameters_.size());
     parameter_ids_.emplace(buffer.get(), static_cast<uint32_t>(parameters_.size()));
     return add_parameter(buffer);
   }
 
-  // `scalar`: the runtime scalar the buffer holds, if it is one.
-  hlo::Value add_parameter(const DeviceBufferPtr& buffer, const ScalarInput* scalar = nullptr) {
+  // `scalar`: the runtime scalar the buffer holds, if it is one. Returns
+  // the parameter's index.
+  uint32_t add_parameter(const DeviceBufferPtr& buffer, const ScalarInput* scalar = nullptr) {
     TORCH_INTERNAL_ASSERT(!buffer->pending());
     if (observed_) {
       RanGraph::Parameter origin;
@@ -386,8 +422,8 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
       parameter_origins_.push_back(std::move(origin));
     }
     parameters_.push_back(buffer);
-    parameter_values_.push_back(builder_.parameter(buffer->type()));
-    return parameter_values_.back();
+    parameter_types_.push_back(buffer->type());
+    return static_cast<uint32_t>(parameters_.size() - 1);
   }
 
   std::vector<std::string> op_names() const { return {op_names_.begin(), op_names_.end()}; }
@@ -407,24 +443,24 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
   int last_pass_ = -1;
   const int device_;
   const bool observed_;  // a graph observer was set when the graph began
-  hlo::Builder builder_;
   std::string key_;
-  std::vector<DeviceBufferPtr> parameters_;  // argument order
-  std::vector<hlo::Value> parameter_values_;
+  std::vector<RecordedOp> ops_;
+  std::vector<DeviceBufferPtr> parameters_;  // argument order; released at launch
+  std::vector<hlo::TensorType> parameter_types_;  // kept for the text
   std::unordered_map<const DeviceBuffer*, uint32_t> parameter_ids_;
-  std::vector<Result> results_;
+  std::vector<std::weak_ptr<DeviceBuffer>> results_;  // every op's results in order
   // Pending buffers of this graph -> their index in results_. An entry may
   // outlive its buffer; bind() checks that a buffer is still pending on
   // this graph before trusting it, and a new result at a reused address
   // overwrites the entry.
   std::unordered_map<const DeviceBuffer*, uint32_t> result_ids_;
   std::vector<std::pair<uint32_t, uint32_t>> overwrites_;  // (parameter, result)
-  // While observed: where each parameter came from, and the aliasing.
+  std::vector<std::pair<int64_t, int64_t>> aliases_;  // (parameter, output), once run
+  // While observed: where each parameter came from.
   std::vector<RanGraph::Parameter> parameter_origins_;
-  std::vector<std::pair<int64_t, int64_t>> aliases_;  // (parameter, output)
   std::vector<const char*> op_names_;
   std::vector<std::string> descriptions_;  // while recompiles are explained
-  std::vector<hlo::Value> live_values_;      // the results, once run
+  std::vector<uint32_t> live_results_;       // the program's outputs, once run
   bool built_ = false;
   std::string text_;
   bool ran_ = false;
@@ -504,8 +540,8 @@ void run_ended_owners() {
 }  // namespace
 
 std::vector<DeviceBufferPtr> record_op(int device, const char* op, const std::string& op_key,
-                                       const std::vector<Operand>& operands, const EmitOp& emit,
-                                       const std::function<std::string()>& describe) {
+                                       const std::vector<Operand>& operands, const std::vector<OpArgument>& arguments,
+                                       EmitOpAlone emit, const std::function<std::string()>& describe) {
   runtime::ValuesLock lock;
   run_ended_owners();
   // The engine sets the graph task on the threads that run a backward
@@ -531,7 +567,7 @@ std::vector<DeviceBufferPtr> record_op(int device, const char* op, const std::st
   stats().ops_recorded++;
   if (task >= 0) cut_at_end_of_backward(task, owner);
   graph->set_last_pass(task);
-  return graph->record(op, op_key, emit, describe);
+  return graph->record(op, op_key, arguments, emit, describe);
 }
 
 void record_into_own_graphs(bool on) { t_own_graphs_only = on; }

@@ -1,9 +1,10 @@
 // Fused eager: ops recorded into one deferred graph per device and thread.
 //
-// Recording an op emits its lowering right away into the device's open
-// StableHLO builder, with its inputs bound to values the graph already has
-// (a parameter per distinct device buffer, or the pending result of an
-// earlier op), and returns pending DeviceBuffers for its results. Nothing
+// Recording an op notes its key and binds its arguments to values the
+// graph already has (a parameter per distinct device buffer, or the
+// pending result of an earlier op), and returns pending DeviceBuffers for
+// its results. The graph's StableHLO is built only when its key misses the
+// compile cache, as calls of the ops' fragments (op_fragments.h). Nothing
 // runs until a materialization: a read of a pending buffer (a copy to the
 // host, item(), a program outside the graph), torch.tpu.synchronize(), a
 // mode switch, or the graph reaching its op limit. The graph then becomes
@@ -20,9 +21,9 @@
 #include <string>
 #include <vector>
 
+#include "aten/op_fragments.h"
 #include "aten/operand.h"
 #include "aten/scalar_input.h"
-#include "hlo/builder.h"
 #include "runtime/device_buffer.h"
 
 namespace torch_tpu::aten {
@@ -41,21 +42,23 @@ enum class MaterializeReason {
 
 const char* materialize_reason_name(MaterializeReason reason);
 
-// How an op's lowering gets the value of one of its runtime scalars.
-using BindScalar = std::function<hlo::Value(hlo::Builder&, const ScalarInput&)>;
-
-// Emits one op into the graph's builder. `bind_tensor` gives the value of a
-// tensor's buffer; `bind_scalar` that of a runtime scalar (always a
+// One argument of an op's own program, in its order (op_runner's
+// program_arguments): a tensor's buffer, or a runtime scalar (always a
 // parameter of its own, so equal scalar values never change the program).
-using EmitOp = std::function<std::vector<hlo::Value>(hlo::Builder& b, const BindBuffer& bind_tensor,
-                                                     const BindScalar& bind_scalar)>;
+struct OpArgument {
+  const runtime::DeviceBufferPtr* buffer = nullptr;
+  const ScalarInput* scalar = nullptr;
+};
 
 // Records an op on `device`; returns its results as pending buffers.
-// `op_key` is the op's own cache key (op_runner's); `operands` its tensor
+// `op_key` is the op's own cache key (op_runner's), which fixes its
+// lowering; `emit` lowers it into a module of its own, called only the
+// first time the key is seen (op_fragments.h). `operands` are its tensor
 // operands (a backward pass's op joins the graph of its pending inputs);
 // `describe` says it in words, called only while recompiles are explained.
 std::vector<runtime::DeviceBufferPtr> record_op(int device, const char* op, const std::string& op_key,
-                                                const std::vector<Operand>& operands, const EmitOp& emit,
+                                                const std::vector<Operand>& operands,
+                                                const std::vector<OpArgument>& arguments, EmitOpAlone emit,
                                                 const std::function<std::string()>& describe);
 
 // The StableHLO text of the last fused graph that ran (empty if none).
@@ -120,6 +123,7 @@ void set_graph_observer(GraphObserver observer);
 struct FusedStats {
   int64_t materializations[static_cast<int>(MaterializeReason::kCount)] = {};
   int64_t ops_recorded = 0;
+  int64_t ops_lowered = 0;       // lowerings run: once per distinct op key (op_fragments.h)
   int64_t graphs_run = 0;
   int64_t graph_ops_run = 0;     // ops in the graphs that ran
   int64_t results_computed = 0;  // op results still referenced at the run

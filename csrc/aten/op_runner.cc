@@ -97,27 +97,42 @@ Prepared prepare(const OpCall& call) {
   return p;
 }
 
-// The program's arguments in the order emit_op binds them (runtime view
-// offsets, operands, then scalars, then the storages of partial writes),
-// each distinct buffer once; null stands for a scalar (runtime_scalars'
-// order).
-std::vector<const DeviceBuffer*> program_arguments(const Prepared& p, size_t n_targets, size_t n_scalars) {
+// Visits the program's arguments in the order emit_op binds them (runtime
+// view offsets, operands, then scalars, then the storages of partial
+// writes), each distinct buffer once: `visit(&buffer)`, or `visit(nullptr)`
+// for a scalar (runtime_scalars' order).
+template <typename Visit>
+void visit_program_arguments(const Prepared& p, size_t n_targets, size_t n_scalars, Visit&& visit) {
   const size_t n_inputs = p.operands.size() - n_targets;
-  std::vector<const DeviceBuffer*> args(p.offsets.size(), nullptr);
-  args.reserve(p.offsets.size() + p.operands.size() + n_scalars);
-  std::unordered_set<const DeviceBuffer*> seen;  // _foreach_ ops: hundreds of operands
+  for (size_t k = 0; k < p.offsets.size(); ++k) visit(nullptr);
+  std::vector<const DeviceBuffer*> seen;
+  std::unordered_set<const DeviceBuffer*> seen_many;  // _foreach_ ops: hundreds of operands
   const bool many = p.operands.size() > 16;
-  auto add = [&](const DeviceBuffer* buffer) {
-    if (!buffer) return;
-    if (many ? seen.insert(buffer).second : std::find(args.begin(), args.end(), buffer) == args.end()) {
-      args.push_back(buffer);
+  auto add = [&](const DeviceBufferPtr& buffer) {
+    const DeviceBuffer* raw = buffer.get();
+    if (!raw) return;
+    if (many) {
+      if (!seen_many.insert(raw).second) return;
+    } else {
+      if (std::find(seen.begin(), seen.end(), raw) != seen.end()) return;
+      seen.push_back(raw);
     }
+    visit(&buffer);
   };
-  for (size_t i = 0; i < n_inputs; ++i) add(p.operands[i].buffer.get());
-  args.resize(args.size() + n_scalars, nullptr);
+  for (size_t i = 0; i < n_inputs; ++i) add(p.operands[i].buffer);
+  for (size_t k = 0; k < n_scalars; ++k) visit(nullptr);
   for (size_t i = n_inputs; i < p.operands.size(); ++i) {
-    if (!p.operands[i].whole_storage) add(p.operands[i].buffer.get());
+    if (!p.operands[i].whole_storage) add(p.operands[i].buffer);
   }
+}
+
+// The program's arguments (visit_program_arguments), null standing for a
+// scalar.
+std::vector<const DeviceBuffer*> program_arguments(const Prepared& p, size_t n_targets, size_t n_scalars) {
+  std::vector<const DeviceBuffer*> args;
+  args.reserve(p.offsets.size() + p.operands.size() + n_scalars);
+  visit_program_arguments(p, n_targets, n_scalars,
+                          [&](const DeviceBufferPtr* buffer) { args.push_back(buffer ? buffer->get() : nullptr); });
   return args;
 }
 
@@ -126,15 +141,24 @@ std::string hlo_error(const OpCall& call, const std::exception& e) {
   return std::string(call.name) + ": cannot lower this call for tpu: " + e.what();
 }
 
-// The op's part of a program, the same in every mode: binds the inputs
-// (runtime view offsets, operands, then scalars, then the storages that
-// partial writes update), runs the lowering and writes the last
-// `n_targets` operands' values.
+// The op as a program of its own, the same in every mode (strict eager
+// runs it, fused eager calls it from its graphs): binds one parameter per
+// argument, in program_arguments' order (runtime view offsets, operands,
+// then scalars, then the storages that partial writes update), runs the
+// lowering and writes the last `n_targets` operands' values.
 // Returns the program results: the destinations' new storage values first,
 // then any further values of the lowering.
 std::vector<hlo::Value> emit_op(hlo::Builder& b, const OpCall& call, const Prepared& p, size_t n_targets,
-                                const LoweringBody& body, const BindBuffer& bind,
-                                const BindScalar& bind_scalar) {
+                                const LoweringBody& body) {
+  std::vector<std::pair<const DeviceBuffer*, hlo::Value>> bound;
+  BindBuffer bind = [&](hlo::Builder& b, const DeviceBufferPtr& buffer) {
+    for (const auto& [known, value] : bound) {
+      if (known == buffer.get()) return value;
+    }
+    bound.emplace_back(buffer.get(), b.parameter(buffer->type()));
+    return bound.back().second;
+  };
+  auto bind_scalar = [](hlo::Builder& b, const ScalarInput& s) { return b.parameter(hlo::TensorType::scalar(s.type)); };
   try {
     const size_t n_inputs = p.operands.size() - n_targets;
     std::vector<std::optional<hlo::Value>> offsets(p.operands.size());
@@ -268,19 +292,7 @@ std::vector<DeviceBufferPtr> run_now(const OpCall& call, Prepared& p, size_t n_t
                                      c10::function_ref<void(size_t target)> release_donated = nullptr) {
   auto build = [&] {
     hlo::Builder b(call.name);
-    auto scalar_parameter = [](hlo::Builder& b, const ScalarInput& s) {
-      return b.parameter(hlo::TensorType::scalar(s.type));
-    };
-    // One parameter per distinct buffer, in program_arguments' order.
-    std::vector<std::pair<const DeviceBuffer*, hlo::Value>> bound;
-    auto bind_once = [&](hlo::Builder& b, const DeviceBufferPtr& buffer) {
-      for (const auto& [known, value] : bound) {
-        if (known == buffer.get()) return value;
-      }
-      bound.emplace_back(buffer.get(), b.parameter(buffer->type()));
-      return bound.back().second;
-    };
-    std::vector<hlo::Value> results = emit_op(b, call, p, n_targets, body, bind_once, scalar_parameter);
+    std::vector<hlo::Value> results = emit_op(b, call, p, n_targets, body);
     for (const Donation& d : donations) {
       b.alias_parameter(static_cast<int64_t>(d.arg), static_cast<int64_t>(d.target));
     }
@@ -336,15 +348,26 @@ std::vector<DeviceBufferPtr> run_now(const OpCall& call, Prepared& p, size_t n_t
 std::vector<DeviceBufferPtr> defer(const OpCall& call, const Prepared& p, size_t n_targets,
                                    const LoweringBody& body) {
   const int device = p.device.index();
-  auto emit = [&](hlo::Builder& b, const BindBuffer& bind_tensor, const BindScalar& bind_scalar) {
-    return emit_op(b, call, p, n_targets, body, bind_tensor, bind_scalar);
-  };
+  std::vector<OpArgument> arguments;
+  arguments.reserve(p.offsets.size() + p.operands.size() + call.scalars.size());
+  size_t scalars = 0;
+  visit_program_arguments(p, n_targets, call.scalars.size(), [&](const DeviceBufferPtr* buffer) {
+    OpArgument argument;
+    if (buffer) {
+      argument.buffer = buffer;
+    } else {
+      const size_t k = scalars++;
+      argument.scalar = k < p.offsets.size() ? &p.offsets[k] : &call.scalars[k - p.offsets.size()];
+    }
+    arguments.push_back(argument);
+  });
+  auto emit = [&](hlo::Builder& b) { return emit_op(b, call, p, n_targets, body); };
   auto describe = [&] {
     std::string text = call.name;
     for (const std::string& part : describe_op(call, p)) text += (text == call.name ? ": " : "; ") + part;
     return text;
   };
-  return record_op(device, call.name, p.key, p.operands, emit, describe);
+  return record_op(device, call.name, p.key, p.operands, arguments, emit, describe);
 }
 
 std::vector<DeviceBufferPtr> run_or_defer(const OpCall& call, Prepared& p, size_t n_targets,

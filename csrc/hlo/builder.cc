@@ -2,6 +2,7 @@
 // module printer. The op families live in ops_*.cc and constants.cc.
 #include "hlo/builder.h"
 
+#include <algorithm>
 #include <atomic>
 
 #include "hlo/attr_text.h"
@@ -150,30 +151,94 @@ Builder::Flow Builder::flow_of(std::string_view op_name) {
   return starts_with(op_name, "chlo.") || starts_with(op_name, "stablehlo.") ? Flow::kFusible : Flow::kMaterialized;
 }
 
-bool Builder::update_reads_operand(const Value& x, const Value& update) const {
+std::unordered_set<int> Builder::buffer_of(int x) const {
   // x's buffer may be that of the values x was made from in place.
-  std::unordered_set<int> buffer{x.id_};
-  for (int id = x.id_; records_[id].flow == Flow::kSameBuffer && records_[id].num_operands > 0;) {
-    id = operand_ids_[records_[id].first_operand];
-    buffer.insert(id);
+  std::unordered_set<int> buffer;
+  std::vector<int> pending{x};
+  while (!pending.empty()) {
+    const int id = pending.back();
+    pending.pop_back();
+    if (!buffer.insert(id).second) continue;
+    const ValueRecord& record = records_[id];
+    if (record.flow == Flow::kSameBuffer && record.num_operands > 0) {
+      pending.push_back(operand_ids_[record.first_operand]);
+    } else if (record.flow == Flow::kCall) {
+      for (int i : call_flows_.at(id).same_buffer) pending.push_back(operand_ids_[record.first_operand + i]);
+    }
   }
-  // Walk back from the update through what XLA could fuse with it; past
-  // the budget, assume the worst.
+  return buffer;
+}
+
+bool Builder::reaches(int from, const std::unordered_set<int>& targets, std::vector<int>* parameters) const {
+  // Walk back through what XLA could fuse with `from`; past the budget,
+  // assume the worst.
   constexpr size_t kBudget = 4096;
   std::unordered_set<int> seen;
-  std::vector<int> pending{update.id_};
+  std::vector<int> pending{from};
   while (!pending.empty()) {
     const int id = pending.back();
     pending.pop_back();
     if (!seen.insert(id).second) continue;
-    if (buffer.count(id)) return true;
+    if (targets.count(id)) return true;
     if (seen.size() > kBudget) return true;
     const ValueRecord& record = records_[id];
+    if (record.parameter_index >= 0 && parameters) parameters->push_back(record.parameter_index);
     if (record.flow == Flow::kMaterialized) continue;
     const auto first = operand_ids_.begin() + record.first_operand;
-    pending.insert(pending.end(), first, first + record.num_operands);
+    if (record.flow == Flow::kCall) {
+      for (int i : call_flows_.at(id).reads) pending.push_back(first[i]);
+    } else {
+      pending.insert(pending.end(), first, first + record.num_operands);
+    }
   }
   return false;
+}
+
+bool Builder::update_reads_operand(const Value& x, const Value& update) {
+  const std::unordered_set<int> buffer = buffer_of(x.id_);
+  std::vector<int> update_parameters;
+  if (reaches(update.id_, buffer, &update_parameters)) return true;
+  if (update_parameters.empty() || caller_values_ == CallerValues::kOwnBuffers) return false;
+  CallerDependency dependency;
+  for (int id : buffer) {
+    if (records_[id].parameter_index >= 0) dependency.operand_parameters.push_back(records_[id].parameter_index);
+  }
+  // An operand computed in the module (a constant, a dot) is no buffer of
+  // the caller's: then nothing depends on the caller.
+  if (dependency.operand_parameters.empty()) return false;
+  if (caller_values_ == CallerValues::kMayShare) return true;
+  dependency.update_parameters = std::move(update_parameters);
+  caller_dependencies_.push_back(std::move(dependency));
+  return false;
+}
+
+bool Builder::may_read_buffer(const Value& update, const Value& x) const {
+  check_operand("may_read_buffer", update);
+  check_operand("may_read_buffer", x);
+  return reaches(update.id_, buffer_of(x.id_), nullptr);
+}
+
+Builder::ParameterFlow Builder::parameter_flow(const std::vector<Value>& results) const {
+  ParameterFlow flow;
+  std::unordered_set<int> reads, same;
+  for (const Value& v : results) {
+    check_operand("parameter_flow", v);
+    std::vector<int> parameters;
+    if (reaches(v.id_, {}, &parameters)) {
+      // Past the walk's budget: any parameter.
+      parameters.resize(parameter_types_.size());
+      for (size_t i = 0; i < parameters.size(); ++i) parameters[i] = static_cast<int>(i);
+    }
+    reads.insert(parameters.begin(), parameters.end());
+    for (int id : buffer_of(v.id_)) {
+      if (records_[id].parameter_index >= 0) same.insert(records_[id].parameter_index);
+    }
+  }
+  flow.reads.assign(reads.begin(), reads.end());
+  flow.same_buffer.assign(same.begin(), same.end());
+  std::sort(flow.reads.begin(), flow.reads.end());
+  std::sort(flow.same_buffer.begin(), flow.same_buffer.end());
+  return flow;
 }
 
 int Builder::reserve_id() {
@@ -314,6 +379,24 @@ std::vector<Value> Builder::call_function(const ImportedFunction& function,
   }
   return append_op(reserve_id(), "func.call", operands, function.result_types,
                    "callee = " + symbol_ref(function.symbol), {});
+}
+
+std::vector<Value> Builder::call_function(const ImportedFunction& function, const std::vector<Value>& operands,
+                                          const ParameterFlow& flow) {
+  for (const std::vector<int>* list : {&flow.reads, &flow.same_buffer}) {
+    for (int i : *list) {
+      if (i < 0 || static_cast<size_t>(i) >= operands.size()) {
+        check::fail("func.call @" + function.symbol, "parameter flow names parameter " + std::to_string(i));
+      }
+    }
+  }
+  std::vector<Value> results = call_function(function, operands);
+  const int id = results.empty() ? -1 : results[0].id_;
+  if (id >= 0) {
+    records_[id].flow = Flow::kCall;
+    call_flows_[id] = flow;
+  }
+  return results;
 }
 
 // ---- Regions ---------------------------------------------------------------

@@ -83,6 +83,44 @@ class Builder {
   // this module once, however often they are called.
   std::vector<Value> call_function(const ImportedFunction& function,
                                    const std::vector<Value>& operands);
+
+  // ---- Modules that a fused graph calls ------------------------------------
+  // Fused eager lowers each op once into a module of its own and calls it
+  // from every graph that records the op; XLA inlines the calls, so the
+  // caller's values reach the op's parameters inside the same fusions.
+  // Whether a parameter is a buffer of its own matters to one decision:
+  // dynamic_update_slice takes its guarded form when the update may read
+  // the operand's buffer (see there).
+  enum class CallerValues : uint8_t {
+    kOwnBuffers,  // a program of its own: every parameter is its own buffer
+    kUnknown,     // decide as for own buffers and record what was assumed
+    kMayShare,    // an update that reads any parameter may read the operand
+  };
+  void set_caller_values(CallerValues values) { caller_values_ = values; }
+  // Under kUnknown: each dynamic_update_slice whose form depends on the
+  // caller, as the parameters its operand may be the buffer of and the
+  // parameters its update reads. The form is safe unless the caller's
+  // value of one of the latter reads the buffer of one of the former.
+  struct CallerDependency {
+    std::vector<int> operand_parameters;
+    std::vector<int> update_parameters;
+  };
+  const std::vector<CallerDependency>& caller_dependencies() const { return caller_dependencies_; }
+  // How a module's results depend on its parameters, for the caller's own
+  // decisions: which parameters they read within XLA's fusions, and which
+  // parameters' buffers they may reuse (in-place chains).
+  struct ParameterFlow {
+    std::vector<int> reads;
+    std::vector<int> same_buffer;
+  };
+  ParameterFlow parameter_flow(const std::vector<Value>& results) const;
+  // call_function with the callee's ParameterFlow (its results' union),
+  // which a later may_read_buffer follows through the call.
+  std::vector<Value> call_function(const ImportedFunction& function, const std::vector<Value>& operands,
+                                   const ParameterFlow& flow);
+  // Whether computing `update` may read x's buffer inside one of XLA's
+  // fusions (what dynamic_update_slice asks; see there).
+  bool may_read_buffer(const Value& update, const Value& x) const;
   // Elementwise op by name ("stablehlo.sine", "chlo.erf", ...). The result
   // has x's type, except: is_finite / chlo.is_inf / chlo.is_pos_inf /
   // chlo.is_neg_inf give i1; real / imag / abs of complex give the real type.
@@ -300,6 +338,7 @@ class Builder {
     kFusible,      // XLA may compute it inside a consumer's loop fusion
     kMaterialized, // computed apart (dot, convolution, control flow, calls)
     kSameBuffer,   // may reuse operand 0's buffer (reshape, bitcast, DUS, scatter)
+    kCall,         // a call with a ParameterFlow (call_flows_)
   };
   struct ValueRecord {
     int scope = 0;           // region instance that defines it (0 = @main)
@@ -346,7 +385,14 @@ class Builder {
   static Flow flow_of(std::string_view op_name);
   // Whether `update` may read `x`'s buffer inside the loop fusion XLA
   // makes of a dynamic_update_slice of x (see dynamic_update_slice).
-  bool update_reads_operand(const Value& x, const Value& update) const;
+  // Under kUnknown it records a CallerDependency where the answer depends
+  // on the caller.
+  bool update_reads_operand(const Value& x, const Value& update);
+  // update_reads_operand's walks: the values whose buffer x may be, and
+  // whether the update's computation reaches one of them; the parameters
+  // the update's walk reached go to *parameters when given.
+  std::unordered_set<int> buffer_of(int id) const;
+  bool reaches(int id, const std::unordered_set<int>& targets, std::vector<int>* parameters) const;
 
   void check_open(std::string_view op_name) const;
   void check_operand(std::string_view op_name, const Value& v) const;
@@ -371,6 +417,9 @@ class Builder {
   std::unordered_set<std::string> defined_symbols_;
   std::string functions_text_;
   std::vector<OpenBlock> blocks_;     // blocks_[0] is @main's body
+  CallerValues caller_values_ = CallerValues::kOwnBuffers;
+  std::vector<CallerDependency> caller_dependencies_;
+  std::unordered_map<int, ParameterFlow> call_flows_;  // by the call's SSA id
 };
 
 }  // namespace torch_tpu::hlo

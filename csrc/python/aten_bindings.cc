@@ -23,6 +23,7 @@ py::dict fused_stats_dict() {
   py::dict d;
   d["materializations"] = reasons;
   d["ops_recorded"] = s.ops_recorded;
+  d["ops_lowered"] = s.ops_lowered;
   d["graphs_run"] = s.graphs_run;
   d["graph_ops_run"] = s.graph_ops_run;
   d["results_computed"] = s.results_computed;

@@ -143,7 +143,10 @@ void bind_hlo(py::module_& m) {
                       const std::vector<TypeSpec>& results, const std::string& attributes) {
         return b.emit(name, operands, tensor_types(results), attributes);
       }, py::arg("op_name"), py::arg("operands"), py::arg("result_types"), py::arg("attributes") = "")
-      .def("call_function", &B::call_function, py::arg("function"), py::arg("operands"))
+      .def("call_function",
+           static_cast<std::vector<Value> (B::*)(const ImportedFunction&, const std::vector<Value>&)>(
+               &B::call_function),
+           py::arg("function"), py::arg("operands"))
       .def("unary", &B::unary)
       .def("binary", &B::binary);
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "hlo/builder.h"
+#include "hlo/module_import.h"
 
 using namespace torch_tpu;
 using namespace torch_tpu::hlo;
@@ -601,6 +602,61 @@ void check_spellings(const std::vector<Module>& modules) {
                   "tensor<f32>) -> tensor<4x4xf32>");
 }
 
+// A module lowered alone for a fused graph (Builder::CallerValues): where a
+// partial write's form depends on the caller, and how the caller decides.
+void check_caller_values() {
+  // x[start:start+3] = u + 1, with x and u parameters.
+  auto write = [](Builder::CallerValues values, std::vector<Builder::CallerDependency>* deps,
+                  Builder::ParameterFlow* flow) {
+    Builder b("write");
+    b.set_caller_values(values);
+    Value x = b.parameter(f32({6}));
+    Value u = b.parameter(f32({3}));
+    Value start = b.parameter(s32({}));
+    Value out = b.dynamic_update_slice(x, b.add(u, b.constant_splat(1.0, f32({3}))), {start});
+    if (deps) *deps = b.caller_dependencies();
+    if (flow) *flow = b.parameter_flow({out});
+    return b.build({out});
+  };
+  std::vector<Builder::CallerDependency> deps;
+  Builder::ParameterFlow flow;
+  const std::string own = write(Builder::CallerValues::kOwnBuffers, &deps, nullptr);
+  expect(own.find("stablehlo.select") == std::string::npos && deps.empty(), "own buffers: plain write, no dependency");
+  const std::string plain = write(Builder::CallerValues::kUnknown, &deps, &flow);
+  expect(plain.find("stablehlo.select") == std::string::npos, "unknown caller: plain write");
+  expect(deps.size() == 1 && deps[0].operand_parameters == std::vector<int>{0} &&
+             deps[0].update_parameters == std::vector<int>{1},
+         "unknown caller: the write depends on parameters 0 (operand) and 1 (update)");
+  expect(flow.reads == std::vector<int>({0, 1, 2}) && flow.same_buffer == std::vector<int>{0},
+         "the write reads parameters 0, 1, 2 and may reuse 0's buffer");
+  const std::string guarded = write(Builder::CallerValues::kMayShare, &deps, nullptr);
+  expect_contains(guarded, "stablehlo.select");
+
+  // A caller computing the update from the operand's buffer needs the
+  // guarded form; one computing it from a dot's result does not.
+  ImportedFunction callee = import_module(plain, "write_");
+  Builder c("caller");
+  Value buffer = c.parameter(f32({6}));
+  Value start = c.parameter(s32({}));
+  Value w = c.parameter(f32({3, 3}));
+  Value from_buffer = c.multiply(c.slice(buffer, {0}, {3}, {1}), c.constant_splat(2.0, f32({3})));
+  DotDims dims;
+  dims.lhs_contracting_dims = {1};
+  dims.rhs_contracting_dims = {0};
+  Value from_dot = c.dot_general(w, c.reshape(c.slice(buffer, {0}, {3}, {1}), {3}), dims);
+  expect(c.may_read_buffer(from_buffer, buffer), "an update sliced from the buffer reads it");
+  expect(!c.may_read_buffer(from_dot, buffer), "a dot's result reads no buffer of its own operands");
+  // Through a call: the call's result may reuse `buffer` (its parameter 0),
+  // and reads its parameter 1.
+  Value written = c.call_function(callee, {buffer, from_dot, start}, flow)[0];
+  expect(c.may_read_buffer(c.negate(written), buffer), "a call's result reads the parameters its flow names");
+  Value other = c.parameter(f32({6}));
+  expect(c.may_read_buffer(c.slice(other, {0}, {3}, {1}), written) == false,
+         "another parameter reads no buffer of the call's result");
+  expect(c.may_read_buffer(c.slice(buffer, {0}, {3}, {1}), written),
+         "the call's result may be its operand's buffer (in place)");
+}
+
 void check_errors() {
   Builder b("errors");
   Value x = b.parameter(f32({2, 3}));
@@ -692,6 +748,7 @@ int main(int argc, char** argv) {
   }
   check_spellings(modules);
   check_errors();
+  check_caller_values();
   std::cout << passes << " passed, " << failures << " failed\n";
   return failures == 0 ? 0 : 1;
 }
