@@ -144,6 +144,20 @@ std::vector<std::shared_ptr<DeferredGraph>> graphs_of(const Owner* owner) {
   return graphs;
 }
 
+// The arguments must be what the fragment's parameters were lowered for: a
+// mismatch (a change in op_runner's argument order) would otherwise swap
+// buffers silently whenever the graph's key hits the cache.
+void check_arguments(const char* op, const OpFragment& fragment, const std::vector<OpArgument>& arguments) {
+  const std::vector<hlo::TensorType>& types = fragment.plain.function.parameter_types;
+  TORCH_INTERNAL_ASSERT(types.size() == arguments.size(), op, ": ", arguments.size(),
+                        " arguments for a lowering of ", types.size());
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    const bool same = arguments[i].buffer ? (*arguments[i].buffer)->type() == types[i]
+                                          : hlo::TensorType::scalar(arguments[i].scalar->type) == types[i];
+    TORCH_INTERNAL_ASSERT(same, op, ": argument ", i, " does not have the type its lowering took");
+  }
+}
+
 class DeferredGraph : public runtime::PendingSource, public std::enable_shared_from_this<DeferredGraph> {
  public:
   DeferredGraph(Owner owner, int device)
@@ -168,8 +182,7 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
     bool lowered = false;
     recorded.fragment = op_fragment(op, op_key, emit, &lowered);
     if (lowered) stats().ops_lowered++;
-    TORCH_INTERNAL_ASSERT(recorded.fragment->plain.function.parameter_types.size() == arguments.size(), op,
-                          ": the op's arguments do not match its lowering");
+    check_arguments(op, *recorded.fragment, arguments);
     append_id(key_, 'k', op_key.size());
     key_.append(op_key);
     op_names_.push_back(op);

@@ -1,5 +1,7 @@
 #include "aten/op_fragments.h"
 
+#include <c10/util/Exception.h>
+
 #include <cstdio>
 #include <functional>
 #include <unordered_map>
@@ -9,12 +11,13 @@ namespace torch_tpu::aten {
 
 namespace {
 
-// Distinct op keys seen in fused eager; past this many the table starts
-// over (graphs keep the fragments they recorded).
-constexpr size_t kMaxFragments = 50000;
+// Past this much text (a workload whose shapes keep changing) the table
+// starts over; graphs keep the fragments they recorded.
+constexpr size_t kMaxTextBytes = size_t{64} << 20;
 
 struct FragmentTable {
   std::unordered_map<std::string, std::shared_ptr<const OpFragment>> by_key;
+  size_t text_bytes = 0;
   // Every symbol prefix handed out, kept when the table starts over: an
   // open graph may still call a fragment of the old table.
   std::unordered_set<std::string> prefixes;
@@ -52,9 +55,13 @@ OpFragment::Form lower(const char* op, const std::string& prefix, hlo::Builder::
   b.set_caller_values(caller_values);
   std::vector<hlo::Value> results = emit(b);
   OpFragment::Form form;
-  form.flow = b.parameter_flow(results);
-  if (dependencies) *dependencies = b.caller_dependencies();
-  form.function = hlo::import_module(b.build(results), prefix);
+  try {
+    form.flow = b.parameter_flow(results);
+    if (dependencies) *dependencies = b.caller_dependencies();
+    form.function = hlo::import_module(b.build(results), prefix);
+  } catch (const hlo::HloError& e) {
+    TORCH_CHECK(false, op, ": cannot lower this call for tpu: ", e.what());
+  }
   return form;
 }
 
@@ -79,12 +86,22 @@ std::shared_ptr<const OpFragment> op_fragment(const char* op, const std::string&
   if (it != t.by_key.end()) return it->second;
   auto fragment = std::make_shared<OpFragment>();
   const std::string prefix = symbol_prefix(op, op_key);
-  fragment->plain = lower(op, prefix, hlo::Builder::CallerValues::kUnknown, emit, &fragment->dependencies);
-  if (!fragment->dependencies.empty()) {
-    fragment->guarded = std::make_unique<OpFragment::Form>(
-        lower(op, prefix + "guarded_", hlo::Builder::CallerValues::kMayShare, emit, nullptr));
+  try {
+    fragment->plain = lower(op, prefix, hlo::Builder::CallerValues::kUnknown, emit, &fragment->dependencies);
+    if (!fragment->dependencies.empty()) {
+      fragment->guarded = std::make_unique<OpFragment::Form>(
+          lower(op, prefix + "guarded_", hlo::Builder::CallerValues::kMayShare, emit, nullptr));
+    }
+  } catch (...) {
+    t.prefixes.erase(prefix);  // nothing uses it
+    throw;
   }
-  if (t.by_key.size() >= kMaxFragments) t.by_key.clear();
+  const size_t bytes = fragment->plain.function.text.size() + (fragment->guarded ? fragment->guarded->function.text.size() : 0);
+  if (t.text_bytes + bytes > kMaxTextBytes) {
+    t.by_key.clear();
+    t.text_bytes = 0;
+  }
+  t.text_bytes += bytes;
   t.by_key.emplace(op_key, fragment);
   *lowered = true;
   return fragment;
