@@ -3,6 +3,7 @@
 #include <ATen/EmptyTensor.h>
 #include <ATen/MemoryOverlap.h>
 #include <c10/util/Exception.h>
+#include <c10/util/SmallVector.h>
 
 #include <algorithm>
 #include <cctype>
@@ -105,7 +106,7 @@ template <typename Visit>
 void visit_program_arguments(const Prepared& p, size_t n_targets, size_t n_scalars, Visit&& visit) {
   const size_t n_inputs = p.operands.size() - n_targets;
   for (size_t k = 0; k < p.offsets.size(); ++k) visit(nullptr);
-  std::vector<const DeviceBuffer*> seen;
+  c10::SmallVector<const DeviceBuffer*, 16> seen;  // no allocation on the strict hot path
   std::unordered_set<const DeviceBuffer*> seen_many;  // _foreach_ ops: hundreds of operands
   const bool many = p.operands.size() > 16;
   auto add = [&](const DeviceBufferPtr& buffer) {
@@ -124,6 +125,12 @@ void visit_program_arguments(const Prepared& p, size_t n_targets, size_t n_scala
   for (size_t i = n_inputs; i < p.operands.size(); ++i) {
     if (!p.operands[i].whole_storage) add(p.operands[i].buffer);
   }
+}
+
+// The k-th runtime scalar of the program (visit_program_arguments' nulls):
+// the view offsets first, then the call's scalars.
+const ScalarInput& runtime_scalar(const OpCall& call, const Prepared& p, size_t k) {
+  return k < p.offsets.size() ? p.offsets[k] : call.scalars[k - p.offsets.size()];
 }
 
 // The program's arguments (visit_program_arguments), null standing for a
@@ -312,7 +319,7 @@ std::vector<DeviceBufferPtr> run_now(const OpCall& call, Prepared& p, size_t n_t
       args.push_back(buffer->get());
     } else {
       const size_t k = scalars.size();
-      const ScalarInput& s = k < p.offsets.size() ? p.offsets[k] : call.scalars[k - p.offsets.size()];
+      const ScalarInput& s = runtime_scalar(call, p, k);
       scalars.push_back(cached_scalar_buffer(p.device.index(), s));
       args.push_back(scalars.back()->get());
     }
@@ -357,7 +364,7 @@ std::vector<DeviceBufferPtr> defer(const OpCall& call, const Prepared& p, size_t
       argument.buffer = buffer;
     } else {
       const size_t k = scalars++;
-      argument.scalar = k < p.offsets.size() ? &p.offsets[k] : &call.scalars[k - p.offsets.size()];
+      argument.scalar = &runtime_scalar(call, p, k);
     }
     arguments.push_back(argument);
   });
