@@ -12,6 +12,7 @@ import tempfile
 import textwrap
 import gc
 import threading
+import time
 
 import pytest
 import torch
@@ -294,7 +295,15 @@ def test_fused_training_in_several_threads_reaches_a_steady_state():
         warm_up = threading.Thread(target=train, args=(*warm_job, []))
         warm_up.start()
         warm_up.join()
-        torch.ones(1, device="tpu").add_(1)
+        # join() returns once the thread's Python state is gone; its C++
+        # thread-local state, whose destructor hands the open graph over, goes
+        # a moment later (on a busy machine, after the next op): wait for it.
+        deadline = time.monotonic() + 30
+        while True:
+            torch.ones(1, device="tpu").add_(1)
+            if torch_tpu.fused_stats()["materializations"]["thread_end"] >= 1 or time.monotonic() > deadline:
+                break
+            time.sleep(0.01)
         assert torch_tpu.fused_stats()["materializations"]["thread_end"] >= 1
         jobs = {seed: job(seed) for seed in seeds}
         torch.tpu.synchronize()
