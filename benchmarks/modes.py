@@ -19,8 +19,11 @@ and optimizer under torchax with jax.jit, on the platform JAX finds: XLA's
 CPU compiler, as the tpu device's CPU plugin, or the GPU) in the environment
 benchmarks/torchax_env.sh creates,
 found at $TORCH_TPU_TORCHAX_PYTHON or ~/.cache/torch-tpu/torchax-venv; the
-row says how to create it when it is not there. BENCHMARKS.md records the
-figures.
+row says how to create it when it is not there. The "torchax-plugin" row
+runs the same on the PJRT plugin the tpu device loaded, so that both sides
+run one XLA build: JAX's own CPU client is a newer XLA than the pinned CPU
+plugin (it turns dots into YNNPACK kernels), and against it the difference
+is partly the compiler's. BENCHMARKS.md records the figures.
 """
 
 from __future__ import annotations
@@ -51,10 +54,11 @@ MODELS = {"mingpt": mingpt.make_step, "resnet": resnet.make_step}
 # PyTorch's default backend on the CPU; "cuda" / "cuda-inductor": the same
 # on an NVIDIA GPU through PyTorch's own CUDA backend, the reference where
 # the tpu device runs on the CUDA PJRT plugin (default only where CUDA is
-# available); "torchax": see the docstring.
+# available); "torchax" and "torchax-plugin": see the docstring.
 MODES = ("cpu", "cpu-inductor", "cuda", "cuda-inductor", "strict", "fused", "debug", "compiled",
-         "compiled-step", "torchax")
-INFERENCE_MODES = ("cpu", "cpu-inductor", "cuda", "cuda-inductor", "strict", "fused", "compiled", "torchax")
+         "compiled-step", "torchax", "torchax-plugin")
+INFERENCE_MODES = ("cpu", "cpu-inductor", "cuda", "cuda-inductor", "strict", "fused", "compiled", "torchax",
+                   "torchax-plugin")
 HERE = os.path.dirname(os.path.abspath(__file__))
 TORCHAX_PYTHON = os.environ.get("TORCH_TPU_TORCHAX_PYTHON",
                                 os.path.expanduser("~/.cache/torch-tpu/torchax-venv/bin/python"))
@@ -127,15 +131,18 @@ def time_cuda(model: str, mode: str, args) -> dict:
     return json.loads(lines[-1][len("ROW "):])
 
 
-def time_torchax(model: str, steps: int, warmup: int, train: bool, mingpt_size: str) -> dict:
-    """benchmarks/torchax_step.py in the torchax environment, or a row that
-    says how to create that environment."""
+def time_torchax(model: str, steps: int, warmup: int, train: bool, mingpt_size: str,
+                 plugin: str | None = None) -> dict:
+    """benchmarks/torchax_step.py in the torchax environment (on the PJRT
+    plugin at `plugin` if given), or a row that says how to create that
+    environment."""
     if not os.path.exists(TORCHAX_PYTHON):
         return {"skipped": f"no torchax environment at {TORCHAX_PYTHON}: create it with "
                            "`bash benchmarks/torchax_env.sh` (or set TORCH_TPU_TORCHAX_PYTHON)"}
     cmd = [TORCHAX_PYTHON, os.path.join(HERE, "torchax_step.py"), "--model", model,
            "--steps", str(steps), "--warmup", str(warmup), "--mingpt-size", mingpt_size]
     cmd += [] if train else ["--inference"]
+    cmd += ["--plugin", plugin] if plugin else []
     # On a GPU, JAX would otherwise take 75% of its memory up front, beside
     # this process's device.
     # torchax registers PrivateUse1 as "jax": torch must not load torch_tpu there.
@@ -178,13 +185,15 @@ def main() -> None:
         print("ROW " + json.dumps(time_steps(makers[args.models[0]], modes[0], args.steps, args.warmup, train,
                                              args.read_every)))
         return
-    import torch_tpu  # noqa: F401  (torch.tpu; the cuda children must not load it)
+    import torch_tpu  # torch.tpu; the cuda children must not load it
     print(f"{'training' if train else 'inference'} steps; tpu platform: {torch.tpu.platform()}; "
           f"torch {torch.__version__}, {torch.get_num_threads()} CPU threads; minGPT {args.mingpt_size}; "
           f"{args.steps} timed steps after {args.warmup} warm-up steps (median), "
           f"the loss read every {args.read_every} step(s)", flush=True)
-    refs = [name for name in ("strict", "cpu", "cuda", "torchax") if name in modes]
-    header = (f"{'model':<8} {'mode':<14} {'ms/step':>9} " + " ".join(f"{'vs ' + n:>10}" for n in refs) +
+    refs = [name for name in ("strict", "cpu", "cuda", "torchax", "torchax-plugin") if name in modes]
+    widths = [max(10, len("vs " + n)) for n in refs]
+    header = (f"{'model':<8} {'mode':<14} {'ms/step':>9} " +
+              " ".join(f"{'vs ' + n:>{w}}" for n, w in zip(refs, widths)) +
               f" {'host ms':>8} {'waits':>6} {'launches':>9} {'compiles':>9} {'peak MiB':>9}")
     table = []
     for model in args.models:
@@ -195,8 +204,9 @@ def main() -> None:
                 rows[mode] = {"skipped": "PyTorch has no CUDA device here"}
             elif mode.startswith("cuda"):
                 rows[mode] = time_cuda(model, mode, args)
-            elif mode == "torchax":
-                rows[mode] = (time_torchax(model, steps, args.warmup, train, args.mingpt_size)
+            elif mode.startswith("torchax"):
+                plugin = torch_tpu.runtime.initialize().path if mode == "torchax-plugin" else None
+                rows[mode] = (time_torchax(model, steps, args.warmup, train, args.mingpt_size, plugin)
                               if args.read_every == 1 else {"skipped": "torchax_step.py reads the loss every step"})
             else:
                 rows[mode] = time_steps(makers[model], mode, steps, args.warmup, train, args.read_every)
@@ -214,7 +224,7 @@ def main() -> None:
             peak = "-" if r["peak"] is None else f"{r['peak'] / 2**20:.1f}"
             host = "-" if r["host_ms"] is None else f"{r['host_ms']:.2f}"
             waits = "-" if r["waits"] is None else f"{r['waits']:.1f}"
-            table.append(f"{model:<8} {mode:<14} {r['ms']:>9.2f} " + " ".join(f"{v:>10}" for v in vs) +
+            table.append(f"{model:<8} {mode:<14} {r['ms']:>9.2f} " + " ".join(f"{v:>{w}}" for v, w in zip(vs, widths)) +
                          f" {host:>8} {waits:>6} {launches:>9} {comp:>9} {peak:>9}" +
                          (f"  ({r['note']})" if "note" in r else ""))
     print(header, *table, sep="\n")

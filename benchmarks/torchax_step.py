@@ -8,6 +8,10 @@ project's: torchax pins its own jax):
 
     VENV/bin/python benchmarks/torchax_step.py --model mingpt [--inference] [--steps 10]
 
+`--plugin PATH` runs JAX on that PJRT plugin instead of its own CPU or GPU
+client (modes.py passes the plugin the tpu device loaded, so both sides run
+the same XLA build and the difference between them is the frameworks' own).
+
 Prints one line `TORCHAX {json}` with the median milliseconds per step
 (each step uploads its batch, runs the jitted step and reads the loss on
 the host, as modes.py's steps do), the first compile's seconds and the
@@ -172,6 +176,16 @@ def torch_losses(name: str, batch: int, steps: int, train: bool, size: str) -> l
     return [step(i).item() for i in range(steps)]
 
 
+def use_plugin(path: str) -> None:
+    """Makes the PJRT plugin at `path` JAX's only platform (JAX uses its first
+    device). Called before anything asks JAX for a device: backends are
+    created on first use."""
+    from jax._src import xla_bridge
+
+    xla_bridge.register_plugin("plugin", library_path=path)
+    jax.config.update("jax_platforms", "plugin")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="mingpt", choices=list(MODELS))
@@ -181,8 +195,11 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--mingpt-size", default="small", choices=list(mingpt.SIZES))
     parser.add_argument("--check", action="store_true", help="compare the losses with PyTorch's CPU eager")
+    parser.add_argument("--plugin", metavar="PATH", help="a PJRT plugin for JAX to run on (one device)")
     args = parser.parse_args()
     train = not args.inference
+    if args.plugin:
+        use_plugin(args.plugin)
 
     step = make_step(args.model, args.batch, train, args.mingpt_size)
     losses, times = [], []
@@ -196,7 +213,7 @@ def main() -> None:
             times.append(time.perf_counter() - start)
     result = {"model": args.model, "train": train, "ms": statistics.median(times) * 1e3,
               "compile_s": compile_s, "losses": losses, "jax": jax.__version__,
-              "platform": jax.devices()[0].platform}
+              "platform": jax.devices()[0].platform + (f" ({os.path.basename(args.plugin)})" if args.plugin else "")}
     if args.check:
         expected = torch_losses(args.model, args.batch, len(losses), train, args.mingpt_size)
         result["max_loss_diff_vs_torch_cpu"] = max(abs(a - b) for a, b in zip(losses, expected))
