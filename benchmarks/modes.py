@@ -22,8 +22,10 @@ found at $TORCH_TPU_TORCHAX_PYTHON or ~/.cache/torch-tpu/torchax-venv; the
 row says how to create it when it is not there. The "torchax-plugin" row
 runs the same on the PJRT plugin the tpu device loaded, so that both sides
 run one XLA build: JAX's own CPU client is a newer XLA than the pinned CPU
-plugin (it turns dots into YNNPACK kernels), and against it the difference
-is partly the compiler's. BENCHMARKS.md records the figures.
+plugin, and against it the difference is partly the compiler's. It is meant
+for the CPU plugin: a TPU or GPU that this process holds may refuse the
+child a client of its own (the row then shows the child's error).
+BENCHMARKS.md records the figures.
 """
 
 from __future__ import annotations
