@@ -195,7 +195,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--mingpt-size", default="small", choices=list(mingpt.SIZES))
     parser.add_argument("--check", action="store_true", help="compare the losses with PyTorch's CPU eager")
-    parser.add_argument("--plugin", metavar="PATH", help="a PJRT plugin for JAX to run on (one device)")
+    parser.add_argument("--plugin", metavar="PATH", help="a PJRT plugin for JAX to run on (on its first device)")
     args = parser.parse_args()
     train = not args.inference
     if args.plugin:
