@@ -94,16 +94,37 @@ def attention_with_grads(q, k, v):
     return (out, *torch.autograd.grad(out.sum(), (q, k, v)))
 
 
-@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def attention_layouts(g):
+    """Query / key / value layouts of [2, 3, 5, 8] ([B, H, L, E]) that
+    models make, and odd ones."""
+    r = lambda *shape: torch.randn(*shape, generator=g)  # noqa: E731
+    return {
+        "contiguous": lambda: r(2, 3, 5, 8),
+        # [B, L, H, E] seen as [B, H, L, E], as Hugging Face models do
+        "transposed": lambda: r(2, 5, 3, 8).transpose(1, 2),
+        # one head: contiguous by PyTorch's rules, but empty_like keeps the
+        # transposed strides of the size-1 dim
+        "one_head": lambda: r(2, 5, 1, 8).transpose(1, 2),
+        "sequence_major": lambda: r(5, 2, 3, 8).permute(1, 2, 0, 3),
+        "expanded": lambda: r(1, 3, 5, 8).expand(2, 3, 5, 8),
+        "strided": lambda: r(2, 3, 5, 16)[..., ::2],
+    }
+
+
+@pytest.mark.parametrize("layout", sorted(attention_layouts(None)))
 def test_attention_output_and_gradients_take_their_inputs_layout(layout):
-    g = torch.Generator().manual_seed(3)
-    if layout == "transposed":  # [B, L, H, E] seen as [B, H, L, E], as Hugging Face models do
-        q, k, v = (torch.randn(2, 5, 3, 8, generator=g).transpose(1, 2) for _ in range(3))
-    else:
-        q, k, v = (torch.randn(2, 3, 5, 8, generator=g) for _ in range(3))
+    make = attention_layouts(torch.Generator().manual_seed(3))[layout]
+    q, k, v = make(), make(), make()
     assert_strides_match_fake(attention_with_grads, *to_tpu((q, k, v)))
     for got, want in zip(attention_with_grads(*to_tpu((q, k, v))), attention_with_grads(q, k, v)):
         torch.testing.assert_close(got.cpu(), want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("layout", sorted(attention_layouts(None)))
+def test_flip_keeps_the_input_layout_as_on_cpu(layout):
+    x = attention_layouts(torch.Generator().manual_seed(4))[layout]()
+    assert_strides_match_fake(lambda t: t.flip(1), to_tpu(x))
+    assert to_tpu(x).flip(1).stride() == x.flip(1).stride()
 
 
 def transposed(*shape):

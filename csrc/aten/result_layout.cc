@@ -1,7 +1,6 @@
 #include "aten/result_layout.h"
 
 #include <ATen/TensorIterator.h>
-#include <ATen/ops/empty_like.h>
 #include <ATen/ops/empty_strided.h>
 #include <c10/core/MemoryFormat.h>
 #include <c10/util/strides.h>
@@ -14,6 +13,11 @@ namespace torch_tpu::aten {
 
 at::Tensor with_strides(const at::Tensor& t, c10::IntArrayRef strides) {
   if (t.strides() == strides) return t;
+  // Strides that differ only where a dim has one element address the same
+  // elements: a view says so without a copy.
+  bool same_elements = true;
+  for (int64_t d = 0; d < t.dim(); ++d) same_elements = same_elements && (t.size(d) == 1 || t.stride(d) == strides[d]);
+  if (same_elements) return t.as_strided(t.sizes(), strides, t.storage_offset());
   at::Tensor out = at::empty_strided(t.sizes(), strides, t.options());
   out.copy_(t);
   return out;
@@ -28,15 +32,88 @@ at::Tensor column_major(const at::Tensor& t) {
   return with_strides(t, strides);
 }
 
-at::Tensor in_layout_of(const at::Tensor& t, const at::Tensor& like) {
-  if (t.sizes() == like.sizes()) {
-    // The common case costs no dispatch: a contiguous input keeps a
-    // contiguous result (kernels return row-major results).
-    if (like.is_contiguous() && t.is_contiguous()) return t;
-    // empty_like's preserve_format rules, read off a meta tensor.
-    at::Tensor meta = at::empty_strided(like.sizes(), like.strides(), like.options().device(c10::kMeta));
-    return with_strides(t, at::empty_like(meta).strides());
+namespace {
+
+// torch._prims_common's is_contiguous: size-1 dims are skipped, and a
+// stride may be the plain or the max(size, 1) product.
+bool contiguous_like_prims(c10::IntArrayRef sizes, c10::IntArrayRef strides) {
+  if (c10::multiply_integers(sizes) < 2) return true;
+  int64_t expected = 1, expected_max = 1;
+  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
+    if (sizes[d] == 1) continue;
+    if (strides[d] != expected && strides[d] != expected_max) return false;
+    expected *= sizes[d];
+    expected_max *= std::max<int64_t>(sizes[d], 1);
   }
+  return true;
+}
+
+// torch._prims_common's is_channels_last_contiguous_2d.
+bool channels_last_like_prims(c10::IntArrayRef sizes, c10::IntArrayRef strides) {
+  if (sizes.size() != 4) return false;
+  int64_t expected = 1;
+  for (int64_t d : {1, 3, 2, 0}) {
+    if (sizes[d] == 1) continue;
+    if (strides[d] != expected) return false;
+    expected *= sizes[d];
+  }
+  return true;
+}
+
+// Dense strides with `order` (logical dims, outermost first) as the
+// physical order: torch.empty_permuted's layout.
+std::vector<int64_t> permuted_strides(c10::IntArrayRef sizes, const std::vector<int64_t>& order) {
+  std::vector<int64_t> strides(sizes.size());
+  int64_t stride = 1;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    strides[*it] = stride;
+    stride *= std::max<int64_t>(sizes[*it], 1);
+  }
+  return strides;
+}
+
+}  // namespace
+
+std::vector<int64_t> preserve_format_strides(const at::Tensor& like) {
+  const c10::IntArrayRef sizes = like.sizes(), strides = like.strides();
+  const int64_t n = like.dim();
+  std::vector<int64_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  if (n < 2) return permuted_strides(sizes, order);
+  const bool contiguous = contiguous_like_prims(sizes, strides);
+  const bool channels_last = channels_last_like_prims(sizes, strides);
+  if (contiguous && !channels_last) return permuted_strides(sizes, order);
+  if (channels_last && !contiguous) return permuted_strides(sizes, {0, 2, 3, 1});
+  // compute_elementwise_output_logical_to_physical_perm for one tensor: an
+  // insertion sort, innermost first, that leaves incomparable dims (a zero
+  // stride) where they are.
+  auto at_least = [](int64_t a, int64_t b) { return b == 0 || (a != 0 && (a >= b || a % b == 0)); };
+  auto should_swap = [&](int64_t a, int64_t b) {
+    const int64_t sa = strides[a], sb = strides[b];
+    if (sa == 0 || sb == 0) return 0;
+    if (sa == sb) return at_least(sizes[b], sizes[a]) ? 0 : 1;
+    if (at_least(sb, sa)) return -1;
+    if (at_least(sa, sb)) return 1;
+    return 0;
+  };
+  std::vector<int64_t> perm(order.rbegin(), order.rend());
+  for (int64_t i = 1; i < n; ++i) {
+    int64_t dim1 = i;
+    for (int64_t dim0 = i - 1; dim0 >= 0; --dim0) {
+      const int comparison = should_swap(perm[dim0], perm[dim1]);
+      if (comparison > 0) {
+        std::swap(perm[dim0], perm[dim1]);
+        dim1 = dim0;
+      } else if (comparison < 0) {
+        break;
+      }
+    }
+  }
+  return permuted_strides(sizes, std::vector<int64_t>(perm.rbegin(), perm.rend()));
+}
+
+at::Tensor in_layout_of(const at::Tensor& t, const at::Tensor& like) {
+  if (t.sizes() == like.sizes()) return with_strides(t, preserve_format_strides(like));
   TORCH_INTERNAL_ASSERT(t.dim() == like.dim(), "in_layout_of: ranks differ");
   std::vector<int64_t> order(like.dim());
   std::iota(order.begin(), order.end(), 0);
