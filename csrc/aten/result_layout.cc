@@ -62,8 +62,8 @@ bool channels_last_like_prims(c10::IntArrayRef sizes, c10::IntArrayRef strides) 
 
 // Dense strides with `order` (logical dims, outermost first) as the
 // physical order: torch.empty_permuted's layout.
-std::vector<int64_t> permuted_strides(c10::IntArrayRef sizes, const std::vector<int64_t>& order) {
-  std::vector<int64_t> strides(sizes.size());
+c10::DimVector permuted_strides(c10::IntArrayRef sizes, c10::IntArrayRef order) {
+  c10::DimVector strides(sizes.size());
   int64_t stride = 1;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     strides[*it] = stride;
@@ -74,16 +74,17 @@ std::vector<int64_t> permuted_strides(c10::IntArrayRef sizes, const std::vector<
 
 }  // namespace
 
-std::vector<int64_t> preserve_format_strides(const at::Tensor& like) {
+c10::DimVector preserve_format_strides(const at::Tensor& like) {
   const c10::IntArrayRef sizes = like.sizes(), strides = like.strides();
   const int64_t n = like.dim();
-  std::vector<int64_t> order(n);
+  c10::DimVector order(n);
   std::iota(order.begin(), order.end(), 0);
   if (n < 2) return permuted_strides(sizes, order);
   const bool contiguous = contiguous_like_prims(sizes, strides);
   const bool channels_last = channels_last_like_prims(sizes, strides);
   if (contiguous && !channels_last) return permuted_strides(sizes, order);
-  if (channels_last && !contiguous) return permuted_strides(sizes, {0, 2, 3, 1});
+  static constexpr int64_t kChannelsLast[] = {0, 2, 3, 1};
+  if (channels_last && !contiguous) return permuted_strides(sizes, kChannelsLast);
   // compute_elementwise_output_logical_to_physical_perm for one tensor: an
   // insertion sort, innermost first, that leaves incomparable dims (a zero
   // stride) where they are.
@@ -96,7 +97,7 @@ std::vector<int64_t> preserve_format_strides(const at::Tensor& like) {
     if (at_least(sa, sb)) return 1;
     return 0;
   };
-  std::vector<int64_t> perm(order.rbegin(), order.rend());
+  c10::DimVector perm(order.rbegin(), order.rend());
   for (int64_t i = 1; i < n; ++i) {
     int64_t dim1 = i;
     for (int64_t dim0 = i - 1; dim0 >= 0; --dim0) {
@@ -109,7 +110,8 @@ std::vector<int64_t> preserve_format_strides(const at::Tensor& like) {
       }
     }
   }
-  return permuted_strides(sizes, std::vector<int64_t>(perm.rbegin(), perm.rend()));
+  std::reverse(perm.begin(), perm.end());
+  return permuted_strides(sizes, perm);
 }
 
 at::Tensor in_layout_of(const at::Tensor& t, const at::Tensor& like) {

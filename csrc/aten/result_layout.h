@@ -12,6 +12,7 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <c10/util/DimVector.h>
 #include <c10/util/ArrayRef.h>
 
 #include <optional>
@@ -31,8 +32,9 @@ at::Tensor column_major(const at::Tensor& t);
 // The strides of empty_like(like) in its default preserve_format, as
 // PyTorch's meta kernel (torch._refs.empty_like) computes them, so that they
 // match fake tensors'. Computed here: the meta kernel is Python, and calling
-// it cost about 0.6 ms of host time per minGPT training step.
-std::vector<int64_t> preserve_format_strides(const at::Tensor& like);
+// it cost 0.4 - 0.9 ms of host time per minGPT training step (BENCHMARKS.md).
+// Small vectors: every op that keeps its input's layout asks.
+c10::DimVector preserve_format_strides(const at::Tensor& like);
 
 // The strides empty_like(like) gives when t has like's shape; otherwise
 // like's dims ordered by stride, outermost first (attention's
