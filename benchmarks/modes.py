@@ -2,13 +2,18 @@
 beside PyTorch's own CPU eager (and CUDA eager where a GPU is there) and
 torchax (PyTorch on JAX), in one run.
 
-    .venv/bin/python benchmarks/modes.py [--models mingpt resnet] [--steps 10] [--inference]
+    .venv/bin/python benchmarks/modes.py [--models mingpt resnet] [--steps 10] [--rounds 1] [--inference]
 
-Each (model, mode) pair builds the model afresh with the same seed, runs
-warm-up steps (compiling), then times `--steps` steps, each ending with
+Each (model, mode) pair builds the model afresh with the same seed and runs
+warm-up steps (compiling); then each pair times `--steps` steps, each ending with
 `loss.item()` as a logging training loop does (`--read-every N`: every N
 steps, as a loop that logs less often; then the host records the next
-steps while the device runs the previous ones). Prints milliseconds per step, the ratio to
+steps while the device runs the previous ones). With `--rounds N` the pairs
+take turns N times (every mode set up first, the child processes of the
+cuda and torchax rows kept waiting), and each ratio is the median of the N
+rounds' ratios: the speed of a shared machine drifts by tens of percent
+within minutes, which a ratio of two modes timed minutes apart would
+include. Prints milliseconds per step, the ratio to
 strict eager, to CPU eager, to CUDA eager and to torchax, the programs launched per step
 and compiled during the timed steps, and the device's peak memory during
 one timed step. `--inference` times the evaluation forward and loss
@@ -66,96 +71,175 @@ TORCHAX_PYTHON = os.environ.get("TORCH_TPU_TORCHAX_PYTHON",
                                 os.path.expanduser("~/.cache/torch-tpu/torchax-venv/bin/python"))
 
 
-def time_steps(make_step, mode: str, steps: int, warmup: int, train: bool, read_every: int = 1) -> dict:
-    """Milliseconds per step: the median over groups of `read_every` steps,
-    each group ending with its last loss read on the host."""
-    device = mode.split("-")[0] if mode.startswith(("cpu", "cuda")) else "tpu"
-    on_tpu, on_cuda = device == "tpu", device == "cuda"
-    backend = {"compiled": "tpu", "compiled-step": "tpu", "cpu-inductor": "inductor",
-               "cuda-inductor": "inductor"}.get(mode)
-    if backend and "torch._dynamo" in sys.modules:
-        torch._dynamo.reset()  # each mode compiles its own graphs
-    step, _ = make_step(device, backend=backend, whole_step=mode == "compiled-step", train=train)
-    times, host = [], []
-    waits = 0
-    peak = None
-    eager = "strict" if mode.startswith("compiled") else mode
-    groups = max(steps // read_every, 1)
-    if on_tpu:
+class Stepper:
+    """One (model, mode) pair in this process, built and warmed up once,
+    then timed in blocks (`time`), so that blocks of several modes can
+    alternate (`--rounds`)."""
+
+    def __init__(self, make_step, mode: str, warmup: int, train: bool, read_every: int = 1):
+        self.mode, self.read_every = mode, read_every
+        self.device = mode.split("-")[0] if mode.startswith(("cpu", "cuda")) else "tpu"
+        self.on_tpu = self.device == "tpu"
+        backend = {"compiled": "tpu", "compiled-step": "tpu", "cpu-inductor": "inductor",
+                   "cuda-inductor": "inductor"}.get(mode)
+        self.accelerator = getattr(torch, self.device) if self.device in ("tpu", "cuda") else None
+        before = self.accelerator.memory_allocated() if self.accelerator else 0
+        self.step, _ = make_step(self.device, backend=backend, whole_step=mode == "compiled-step", train=train)
+        self.eager = "strict" if mode.startswith("compiled") else mode
+        self.i = 0
+        with self._mode():
+            for _ in range(warmup):
+                self.step(self.i).item()
+                self.i += 1
+        # What this pair keeps on the device between steps (parameters,
+        # optimizer state, gradients): other pairs' memory is there too.
+        self.resident = self.accelerator.memory_allocated() - before if self.accelerator else 0
+
+    def _mode(self):
+        if not self.on_tpu:
+            return contextlib.nullcontext()
         import torch_tpu
-    cache_stats = torch_tpu.runtime.cache_stats if on_tpu else dict
-    with torch_tpu.eager_mode(eager) if on_tpu else contextlib.nullcontext():
-        for i in range(warmup):
-            step(i).item()
-        stats = cache_stats()
-        i = warmup
-        for g in range(groups):
-            last = g == groups - 1
-            if last and (on_tpu or on_cuda):
-                getattr(torch, device).reset_peak_memory_stats()
-            start, start_cpu = time.perf_counter(), time.thread_time()
-            start_waits = resource.getrusage(resource.RUSAGE_THREAD).ru_nvcsw
-            for _ in range(read_every):
-                loss = step(i)
-                i += 1
-            loss.item()
-            times.append((time.perf_counter() - start) / read_every)
-            host.append((time.thread_time() - start_cpu) / read_every)
-            waits += resource.getrusage(resource.RUSAGE_THREAD).ru_nvcsw - start_waits
-            if last and (on_tpu or on_cuda):
-                peak = getattr(torch, device).max_memory_allocated()
-        after = cache_stats()
-    timed = groups * read_every
-    return {"ms": statistics.median(times) * 1e3, "peak": peak,
-            # the calling thread's own CPU time, and how often it blocked
-            # (voluntary context switches): wall time beyond the first is
-            # waiting or being preempted
-            "host_ms": statistics.median(host) * 1e3, "waits": waits / timed,
-            "compiles": after["compiles"] - stats["compiles"] if on_tpu else None,
-            # every program launch looks its program up in the cache once
-            "launches": (after["requests"] - stats["requests"]) / timed if on_tpu else None}
+        return torch_tpu.eager_mode(self.eager)
+
+    def time(self, groups: int, peak: bool = False) -> dict:
+        """Times `groups` groups of `read_every` steps, each group ending
+        with its last loss read on the host: milliseconds and the calling
+        thread's CPU milliseconds per step for each group, blocking waits,
+        compiles and launches in the block, and (with `peak`) the peak device
+        memory of the last group's steps (this pair's own: its resident
+        memory plus the most the steps added to what was allocated)."""
+        if self.on_tpu:
+            import torch_tpu
+        cache_stats = torch_tpu.runtime.cache_stats if self.on_tpu else dict
+        accelerator = self.accelerator
+        times, host = [], []
+        waits = 0
+        peak_bytes = None
+        with self._mode():
+            stats = cache_stats()
+            for g in range(groups):
+                last = g == groups - 1
+                if last and peak and accelerator:
+                    accelerator.reset_peak_memory_stats()
+                    at_start = accelerator.memory_allocated()
+                start, start_cpu = time.perf_counter(), time.thread_time()
+                start_waits = resource.getrusage(resource.RUSAGE_THREAD).ru_nvcsw
+                for _ in range(self.read_every):
+                    loss = self.step(self.i)
+                    self.i += 1
+                loss.item()
+                times.append((time.perf_counter() - start) / self.read_every * 1e3)
+                host.append((time.thread_time() - start_cpu) / self.read_every * 1e3)
+                waits += resource.getrusage(resource.RUSAGE_THREAD).ru_nvcsw - start_waits
+                if last and peak and accelerator:
+                    # the step's own peak: what it kept plus what it added
+                    peak_bytes = self.resident + accelerator.max_memory_allocated() - at_start
+            after = cache_stats()
+        steps = groups * self.read_every
+        return {"times": times, "host": host, "peak": peak_bytes,
+                # wall time beyond the calling thread's own CPU time is waiting
+                # or being preempted; voluntary context switches count the waits
+                "waits": waits / steps,
+                "compiles": after["compiles"] - stats["compiles"] if self.on_tpu else None,
+                # every program launch looks its program up in the cache once
+                "launches": (after["requests"] - stats["requests"]) / steps if self.on_tpu else None}
+
+    def close(self) -> None:
+        pass
 
 
-def time_cuda(model: str, mode: str, args) -> dict:
+def serve(stepper) -> None:
+    """The child side of ChildStepper: READY, then one JSON block per
+    `groups` line read from stdin."""
+    print("READY", flush=True)
+    for line in sys.stdin:
+        groups, peak = line.split()
+        print("BLOCK " + json.dumps(stepper.time(int(groups), peak == "1")), flush=True)
+
+
+class ChildStepper:
+    """A (model, mode) pair in a child process that `serve`s blocks: the
+    cuda rows (a process without torch_tpu) and torchax's. `skipped` says
+    why there is none."""
+
+    def __init__(self, cmd: list[str], env: dict, what: str):
+        self.skipped = None
+        self.what = what
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, env=env)
+        self._read("READY")
+
+    def _read(self, tag: str) -> str | None:
+        for line in self.proc.stdout:
+            if line.startswith(tag):
+                return line[len(tag):].strip()
+        self.skipped = f"{self.what} failed ({self.proc.wait()}): {self.proc.stderr.read().strip()[-300:]}"
+        return None
+
+    def time(self, groups: int, peak: bool = False) -> dict:
+        if self.skipped:
+            return {"skipped": self.skipped}
+        self.proc.stdin.write(f"{groups} {int(peak)}\n")
+        self.proc.stdin.flush()
+        block = self._read("BLOCK ")
+        return json.loads(block) if block else {"skipped": self.skipped}
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            self.proc.wait()
+
+
+def cuda_stepper(model: str, mode: str, args) -> ChildStepper:
     """A cuda row, measured in a child process that does not load torch_tpu:
     while a PrivateUse1 backend is registered, PyTorch's autograd engine
     (2.11 at least) fails CUDA backward passes with "opt_ready_stream &&
     opt_parent_stream" (pytorch/pytorch#161129)."""
     cmd = [sys.executable, os.path.abspath(__file__), "--child", "--models", model, "--modes", mode,
-           "--steps", str(args.steps), "--warmup", str(args.warmup), "--read-every", str(args.read_every),
+           "--warmup", str(args.warmup), "--read-every", str(args.read_every),
            "--mingpt-size", args.mingpt_size] + (["--inference"] if args.inference else [])
     if args.cpu_threads:
         cmd += ["--cpu-threads", str(args.cpu_threads)]
-    run = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"})
-    lines = [l for l in run.stdout.splitlines() if l.startswith("ROW ")]
-    if run.returncode or not lines:
-        return {"skipped": f"the cuda child failed ({run.returncode}): {run.stderr.strip()[-300:]}"}
-    return json.loads(lines[-1][len("ROW "):])
+    return ChildStepper(cmd, {**os.environ, "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}, "the cuda child")
 
 
-def time_torchax(model: str, steps: int, warmup: int, train: bool, mingpt_size: str,
-                 plugin: str | None = None) -> dict:
-    """benchmarks/torchax_step.py in the torchax environment (on the PJRT
-    plugin at `plugin` if given), or a row that says how to create that
+def torchax_stepper(model: str, warmup: int, train: bool, mingpt_size: str, plugin: str | None = None):
+    """benchmarks/torchax_step.py --serve in the torchax environment (on the
+    PJRT plugin at `plugin` if given), or a row that says how to create that
     environment."""
     if not os.path.exists(TORCHAX_PYTHON):
         return {"skipped": f"no torchax environment at {TORCHAX_PYTHON}: create it with "
                            "`bash benchmarks/torchax_env.sh` (or set TORCH_TPU_TORCHAX_PYTHON)"}
-    cmd = [TORCHAX_PYTHON, os.path.join(HERE, "torchax_step.py"), "--model", model,
-           "--steps", str(steps), "--warmup", str(warmup), "--mingpt-size", mingpt_size]
+    cmd = [TORCHAX_PYTHON, os.path.join(HERE, "torchax_step.py"), "--model", model, "--serve",
+           "--warmup", str(warmup), "--mingpt-size", mingpt_size]
     cmd += [] if train else ["--inference"]
     cmd += ["--plugin", plugin] if plugin else []
     # On a GPU, JAX would otherwise take 75% of its memory up front, beside
     # this process's device.
     # torchax registers PrivateUse1 as "jax": torch must not load torch_tpu there.
     env = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false", **os.environ, "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}
-    run = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    lines = [l for l in run.stdout.splitlines() if l.startswith("TORCHAX ")]
-    if run.returncode or not lines:
-        return {"skipped": f"torchax_step.py failed ({run.returncode}): {run.stderr.strip()[-300:]}"}
-    result = json.loads(lines[-1][len("TORCHAX "):])
-    return {"ms": result["ms"], "peak": None, "compiles": None, "launches": None, "host_ms": None, "waits": None,
-            "note": f"jax {result['jax']} on {result['platform']}"}
+    return ChildStepper(cmd, env, "torchax_step.py")
+
+
+def summarize(blocks: list[dict]) -> dict:
+    """One row from a mode's blocks (one per round)."""
+    times = [t for b in blocks for t in b["times"]]
+    rounds = [statistics.median(b["times"]) for b in blocks]
+    host = [h for b in blocks for h in b["host"]] if blocks[0].get("host") else None
+    return {"ms": statistics.median(times), "rounds": rounds, "peak": blocks[-1].get("peak"),
+            "host_ms": statistics.median(host) if host else None,
+            "waits": statistics.mean(b["waits"] for b in blocks) if blocks[0].get("waits") is not None else None,
+            "compiles": sum(b["compiles"] for b in blocks) if blocks[0].get("compiles") is not None else None,
+            "launches": statistics.mean(b["launches"] for b in blocks)
+            if blocks[0].get("launches") is not None else None,
+            **({"note": blocks[0]["note"]} if "note" in blocks[0] else {})}
+
+
+def ratio(ref: dict, row: dict) -> float:
+    """How many times faster `row` is than `ref`: the median over rounds of
+    the two modes' medians in the same round, which cancels the machine's
+    drift between rounds (a single round: the ratio of the two medians)."""
+    return statistics.median(a / b for a, b in zip(ref["rounds"], row["rounds"]))
 
 
 def main() -> None:
@@ -165,7 +249,11 @@ def main() -> None:
                         help=f"default: {' '.join(MODES)}; with --inference: {' '.join(INFERENCE_MODES)} "
                              "(the cuda modes only where CUDA is available)")
     parser.add_argument("--inference", action="store_true", help="time the evaluation forward, not training")
-    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--steps", type=int, default=10, help="timed steps of each mode per round")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="time the modes in this many alternating rounds (all modes set up first); the "
+                             "ratios are then the median of each round's ratio, which cancels a drift of "
+                             "the machine's speed between rounds")
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--read-every", type=int, default=1, metavar="N",
                         help="read the loss on the host every N steps instead of every step (a training "
@@ -173,7 +261,7 @@ def main() -> None:
     parser.add_argument("--mingpt-size", default="small", choices=list(mingpt.SIZES),
                         help="minGPT's configuration: the example's default (small) or nanoGPT's "
                              "character-level one (medium: 6 layers, 384 wide, 256 tokens)")
-    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)  # one row, as JSON
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)  # serves one mode's blocks
     parser.add_argument("--cpu-threads", type=int, help="PyTorch's CPU threads (its default: one per core); "
                         "1 on a machine whose cores are busy with other work, where waiting threads stall")
     args = parser.parse_args()
@@ -184,14 +272,14 @@ def main() -> None:
                            if torch.cuda.is_available() or not m.startswith("cuda")]
     makers = dict(MODELS, mingpt=functools.partial(mingpt.make_step, cfg=mingpt.config(args.mingpt_size)))
     if args.child:
-        print("ROW " + json.dumps(time_steps(makers[args.models[0]], modes[0], args.steps, args.warmup, train,
-                                             args.read_every)))
+        serve(Stepper(makers[args.models[0]], modes[0], args.warmup, train, args.read_every))
         return
     import torch_tpu  # torch.tpu; the cuda children must not load it
     print(f"{'training' if train else 'inference'} steps; tpu platform: {torch.tpu.platform()}; "
           f"torch {torch.__version__}, {torch.get_num_threads()} CPU threads; minGPT {args.mingpt_size}; "
-          f"{args.steps} timed steps after {args.warmup} warm-up steps (median), "
-          f"the loss read every {args.read_every} step(s)", flush=True)
+          f"{args.steps} timed steps after {args.warmup} warm-up steps (median)"
+          + (f", in {args.rounds} alternating rounds" if args.rounds > 1 else "") +
+          f", the loss read every {args.read_every} step(s)", flush=True)
     refs = [name for name in ("strict", "cpu", "cuda", "torchax", "torchax-plugin") if name in modes]
     widths = [max(10, len("vs " + n)) for n in refs]
     header = (f"{'model':<8} {'mode':<14} {'ms/step':>9} " +
@@ -199,28 +287,46 @@ def main() -> None:
               f" {'host ms':>8} {'waits':>6} {'launches':>9} {'compiles':>9} {'peak MiB':>9}")
     table = []
     for model in args.models:
-        rows = {}
+        steppers = {}
         for mode in modes:
-            steps = max(args.steps // 3, 2) if mode == "debug" else args.steps
             if mode.startswith("cuda") and not torch.cuda.is_available():
-                rows[mode] = {"skipped": "PyTorch has no CUDA device here"}
+                steppers[mode] = {"skipped": "PyTorch has no CUDA device here"}
             elif mode.startswith("cuda"):
-                rows[mode] = time_cuda(model, mode, args)
+                steppers[mode] = cuda_stepper(model, mode, args)
             elif mode.startswith("torchax"):
                 plugin = torch_tpu.runtime.initialize().path if mode == "torchax-plugin" else None
-                rows[mode] = (time_torchax(model, steps, args.warmup, train, args.mingpt_size, plugin)
-                              if args.read_every == 1 else {"skipped": "torchax_step.py reads the loss every step"})
+                steppers[mode] = (torchax_stepper(model, args.warmup, train, args.mingpt_size, plugin)
+                                  if args.read_every == 1 else {"skipped": "torchax_step.py reads the loss every step"})
             else:
-                rows[mode] = time_steps(makers[model], mode, steps, args.warmup, train, args.read_every)
-            # as each row is done: a run cut short still shows what it measured
-            print(f"  {model} {mode}: " + (f"{rows[mode]['ms']:.2f} ms/step" if "ms" in rows[mode]
-                                           else rows[mode]["skipped"]), file=sys.stderr, flush=True)
-        ref = {name: rows[name].get("ms") for name in refs}
+                steppers[mode] = Stepper(makers[model], mode, args.warmup, train, args.read_every)
+        blocks = {mode: [] for mode in modes}
+        for r in range(args.rounds):
+            for mode, stepper in steppers.items():
+                if isinstance(stepper, dict) or (blocks[mode] and "skipped" in blocks[mode][-1]):
+                    continue
+                steps = max(args.steps // 3, 2) if mode == "debug" else args.steps
+                blocks[mode].append(stepper.time(max(steps // args.read_every, 1), peak=r == args.rounds - 1))
+                # as each block is done: a run cut short still shows what it measured
+                b = blocks[mode][-1]
+                print(f"  {model} {mode} (round {r + 1}): " +
+                      (f"{statistics.median(b['times']):.2f} ms/step" if "times" in b else b["skipped"]),
+                      file=sys.stderr, flush=True)
+        rows = {}
+        for mode, stepper in steppers.items():
+            if isinstance(stepper, dict):
+                rows[mode] = stepper
+            elif "skipped" in blocks[mode][-1]:
+                rows[mode] = blocks[mode][-1]
+            else:
+                rows[mode] = summarize(blocks[mode])
+            if not isinstance(stepper, dict):
+                stepper.close()
+        ref = {name: rows[name] if "ms" in rows[name] else None for name in refs}
         for mode, r in rows.items():
             if "skipped" in r:
                 table.append(f"{model:<8} {mode:<14} skipped: {r['skipped']}")
                 continue
-            vs = [f"{ref[name] / r['ms']:.2f}x" if ref[name] else "-" for name in refs]
+            vs = [f"{ratio(ref[name], r):.2f}x" if ref[name] else "-" for name in refs]
             launches = "-" if r["launches"] is None else f"{r['launches']:.0f}"
             comp = "-" if r["compiles"] is None else str(r["compiles"])
             peak = "-" if r["peak"] is None else f"{r['peak'] / 2**20:.1f}"
@@ -230,8 +336,9 @@ def main() -> None:
                          f" {host:>8} {waits:>6} {launches:>9} {comp:>9} {peak:>9}" +
                          (f"  ({r['note']})" if "note" in r else ""))
     print(header, *table, sep="\n")
-    print("vs X: speed relative to that row (higher is faster); host ms: the calling thread's CPU time per "
-          "step; waits: times per step it blocked; launches: programs launched per step.")
+    print("vs X: speed relative to that row (higher is faster; with rounds, the median of the rounds' ratios); "
+          "host ms: the calling thread's CPU time per step; waits: times per step it blocked; launches: "
+          "programs launched per step.")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,8 @@ Prints one line `TORCHAX {json}` with the median milliseconds per step
 (each step uploads its batch, runs the jitted step and reads the loss on
 the host, as modes.py's steps do), the first compile's seconds and the
 losses. `--check` also runs the same steps in PyTorch's CPU eager and
-prints the largest loss difference.
+prints the largest loss difference. `--serve` (modes.py --rounds) warms up,
+then times blocks of steps whenever modes.py asks.
 """
 
 from __future__ import annotations
@@ -186,6 +187,30 @@ def use_plugin(path: str) -> None:
     jax.config.update("jax_platforms", "plugin")
 
 
+def platform(plugin: str | None) -> str:
+    return jax.devices()[0].platform + (f" ({os.path.basename(plugin)})" if plugin else "")
+
+
+def serve(step, warmup: int, versions: dict) -> None:
+    """modes.py's side of a torchax row timed in rounds: each request times
+    `groups` steps (each one reading its loss, as modes.py's steps do)."""
+    i = 0
+    for i in range(warmup):
+        float(step(i))
+    print("READY", flush=True)
+    for line in sys.stdin:
+        groups = int(line.split()[0])
+        times = []
+        for _ in range(groups):
+            i += 1
+            start = time.perf_counter()
+            float(step(i))
+            times.append((time.perf_counter() - start) * 1e3)
+        block = {"times": times, "host": None, "waits": None, "compiles": None, "launches": None, "peak": None,
+                 "note": f"jax {versions['jax']} on {versions['platform']}"}
+        print("BLOCK " + json.dumps(block), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="mingpt", choices=list(MODELS))
@@ -196,12 +221,18 @@ def main() -> None:
     parser.add_argument("--mingpt-size", default="small", choices=list(mingpt.SIZES))
     parser.add_argument("--check", action="store_true", help="compare the losses with PyTorch's CPU eager")
     parser.add_argument("--plugin", metavar="PATH", help="a PJRT plugin for JAX to run on (on its first device)")
+    parser.add_argument("--serve", action="store_true",
+                        help="after the warm-up, print READY and time blocks of steps on request (a line "
+                             "'GROUPS PEAK' on stdin, answered by 'BLOCK {json}'), for modes.py --rounds")
     args = parser.parse_args()
     train = not args.inference
     if args.plugin:
         use_plugin(args.plugin)
 
     step = make_step(args.model, args.batch, train, args.mingpt_size)
+    if args.serve:
+        serve(step, args.warmup, {"jax": jax.__version__, "platform": platform(args.plugin)})
+        return
     losses, times = [], []
     start = time.perf_counter()
     losses.append(float(step(0)))
@@ -213,7 +244,7 @@ def main() -> None:
             times.append(time.perf_counter() - start)
     result = {"model": args.model, "train": train, "ms": statistics.median(times) * 1e3,
               "compile_s": compile_s, "losses": losses, "jax": jax.__version__,
-              "platform": jax.devices()[0].platform + (f" ({os.path.basename(args.plugin)})" if args.plugin else "")}
+              "platform": platform(args.plugin)}
     if args.check:
         expected = torch_losses(args.model, args.batch, len(losses), train, args.mingpt_size)
         result["max_loss_diff_vs_torch_cpu"] = max(abs(a - b) for a, b in zip(losses, expected))
