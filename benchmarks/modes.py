@@ -135,6 +135,10 @@ class Stepper:
                     # the step's own peak: what it kept plus what it added
                     peak_bytes = self.resident + accelerator.max_memory_allocated() - at_start
             after = cache_stats()
+            if accelerator:
+                # work the last step left running (a backward or optimizer
+                # program after the loss was read) must not slow the next block
+                accelerator.synchronize()
         steps = groups * self.read_every
         return {"times": times, "host": host, "peak": peak_bytes,
                 # wall time beyond the calling thread's own CPU time is waiting
