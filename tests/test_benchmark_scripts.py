@@ -1,0 +1,44 @@
+"""The benchmark scripts run: figures are never asserted (they are
+measured and recorded in BENCHMARKS.md), but a script that no longer runs,
+or prints a table without its rows, is caught here."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MODES = os.path.join(ROOT, "benchmarks", "modes.py")
+
+
+def run(args, **kwargs):
+    out = subprocess.run([sys.executable, MODES, *args], capture_output=True, text=True, timeout=600,
+                         env=dict(os.environ, PYTHONWARNINGS="ignore"), **kwargs)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    return out.stdout
+
+
+def test_modes_in_alternating_rounds_prints_a_row_per_mode():
+    """modes.py --rounds: every mode set up, then timed in turns; each row
+    has its time and its ratio to strict eager (strict's own is 1.00x)."""
+    out = run(["--models", "mingpt", "--modes", "cpu", "strict", "fused", "--steps", "2", "--warmup", "1",
+               "--rounds", "2", "--cpu-threads", "1"])
+    assert "in 2 alternating rounds" in out, out
+    rows = {m.group(1): m for m in re.finditer(r"^mingpt\s+(\S+)\s+([\d.]+)\s+([\d.]+)x", out, re.M)}
+    assert set(rows) == {"cpu", "strict", "fused"}, out
+    assert rows["strict"].group(3) == "1.00", out
+    assert all(float(m.group(2)) > 0 for m in rows.values()), out
+
+
+def test_a_child_serves_blocks_of_steps_on_request():
+    """The protocol of the cuda rows' child process (a process without
+    torch_tpu): READY after the warm-up, then one block per request."""
+    out = run(["--child", "--models", "mingpt", "--modes", "cpu", "--warmup", "1"], input="2 1\n3 0\n")
+    lines = out.splitlines()
+    assert lines[0] == "READY", out
+    blocks = [json.loads(line[len("BLOCK "):]) for line in lines if line.startswith("BLOCK ")]
+    assert [len(b["times"]) for b in blocks] == [2, 3], out
+    assert all(t > 0 for b in blocks for t in b["times"]), out
