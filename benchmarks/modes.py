@@ -77,7 +77,7 @@ class Stepper:
     alternate (`--rounds`)."""
 
     def __init__(self, make_step, mode: str, warmup: int, train: bool, read_every: int = 1):
-        self.mode, self.read_every = mode, read_every
+        self.read_every = read_every
         self.device = mode.split("-")[0] if mode.startswith(("cpu", "cuda")) else "tpu"
         self.on_tpu = self.device == "tpu"
         backend = {"compiled": "tpu", "compiled-step": "tpu", "cpu-inductor": "inductor",
