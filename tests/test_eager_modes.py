@@ -664,6 +664,27 @@ def test_fused_graph_ends_with_the_backward_pass(fused):
     torch.testing.assert_close(ref_w, wc.detach() - 0.1 * wc.grad, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.bool, torch.complex64])
+def test_strict_scalar_fills_launch_nothing_and_share_no_writes(dtype):
+    """A 0-dim fill in strict eager (a loss's seed gradient, an optimizer's
+    step count) takes the value's cached device copy: no program runs, and
+    an in-place update of one such tensor leaves the others alone."""
+    with torch_tpu.eager_mode("strict"):
+        before = runtime.cache_stats()["requests"]
+        a, b = torch.ones((), device="tpu", dtype=dtype), torch.ones((), device="tpu", dtype=dtype)
+        z = torch.zeros((), device="tpu", dtype=dtype)
+        assert runtime.cache_stats()["requests"] == before
+        a.add_(b)  # a program reading the shared value, writing a's own
+        assert a.item() == torch.ones((), dtype=dtype).add_(torch.ones((), dtype=dtype)).item()
+        assert b.item() == torch.ones((), dtype=dtype).item() and z.item() == 0
+        if dtype.is_floating_point:
+            x = torch.randn(5, device="tpu", requires_grad=True)
+            launched = runtime.cache_stats()["requests"]
+            (x * 3).sum().backward()  # the seed gradient is such a fill
+            assert runtime.cache_stats()["requests"] - launched == 3  # mul, sum, mul's backward
+            assert x.grad.tolist() == [3.0] * 5
+
+
 @pytest.mark.parametrize("mode", ["strict", "debug", "fused"])
 def test_in_place_updates_donate_their_buffers(mode):
     n = 1 << 18

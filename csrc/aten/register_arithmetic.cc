@@ -11,11 +11,14 @@
 #include <optional>
 #include <string>
 
+#include "aten/allocator.h"
 #include "aten/deferred_checks.h"
 #include "aten/dtypes.h"
+#include "aten/eager_mode.h"
 #include "aten/elementwise_args.h"
 #include "aten/op_runner.h"
 #include "aten/result_layout.h"
+#include "aten/scalar_cache.h"
 #include "ops/broadcast.h"
 #include "ops/elementwise/arithmetic.h"
 #include "ops/elementwise/binary_math.h"
@@ -216,8 +219,24 @@ at::Tensor distinct_elements(const at::Tensor& self) {
   return self.as_strided(sizes, self.strides(), self.storage_offset());
 }
 
+// A 0-dim tensor that owns its whole storage (a loss's seed gradient, an
+// optimizer's step count) filled in strict eager takes the value's cached
+// device copy (scalar_cache.h) as its storage's value: no program to launch
+// for what every backward() and many optimizer steps do. Device values are
+// never written in place, so sharing the cached one is safe; the cache's
+// reference keeps an in-place update from donating it. Fused eager records
+// the fill instead, where it costs nothing and stays a constant of the graph.
+bool fill_from_scalar_cache(const at::Tensor& self, ElementType type, const c10::Scalar& value) {
+  if (self.dim() != 0 || self.storage_offset() != 0 || eager_mode() != EagerMode::kStrict) return false;
+  const c10::Storage& storage = self.storage();
+  if (storage.nbytes() != self.itemsize()) return false;
+  storage_value(storage).set_value(cached_scalar_buffer(self.device().index(), {type, value}));
+  return true;
+}
+
 at::Tensor& fill_scalar(at::Tensor& self, const c10::Scalar& value) {
   const ElementType out = to_element_type(self.scalar_type(), "aten::fill_");
+  if (fill_from_scalar_cache(self, out, value)) return self;
   OpCall call{"aten::fill_", std::string(1, static_cast<char>(out)), {}, {{out, value}}};
   const at::Tensor target = distinct_elements(self);
   auto dims = target.sizes().vec();
