@@ -15,8 +15,9 @@ rounds' ratios: the speed of a shared machine drifts by tens of percent
 within minutes, which a ratio of two modes timed minutes apart would
 include. Prints milliseconds per step, the ratio to
 strict eager, to CPU eager, to CUDA eager and to torchax, the programs launched per step
-and compiled during the timed steps, and the device's peak memory during
-one timed step. `--inference` times the evaluation forward and loss
+and compiled during the timed steps, and the peak device memory of one
+timed step (the pair's own, though other pairs' models share the device:
+what it keeps between steps plus the most its step adds). `--inference` times the evaluation forward and loss
 (`model.eval()`, no gradients) instead of the training step.
 
 The "torchax" row runs benchmarks/torchax_step.py (the same model, batches
