@@ -679,9 +679,32 @@ def test_foreach_in_place_reading_another_elements_destination():
         torch._foreach_mul_([x[:3], x[3:]], [x[3:], x[:3]])
         g = torch.arange(8.0, device=device)  # side by side, each its own input: still one program
         torch._foreach_mul_([g[:4], g[4:]], [g[:4], g[4:]])
-        return [t.cpu() for t in (a, b, c, d, x, g)]
+        # A later element reading across the end, or the start, of an earlier one's destination.
+        h = torch.arange(8.0, device=device)
+        torch._foreach_add_([h[0:2], h[4:6]], [h[6:8], h[1:3]])
+        k = torch.arange(8.0, device=device)
+        torch._foreach_add_([k[4:6], k[0:2]], [k[6:8], k[3:5]])
+        return [t.cpu() for t in (a, b, c, d, x, g, h, k)]
     for got, want in zip(run("tpu"), run("cpu")):
         torch.testing.assert_close(got, want)
+
+
+def test_foreach_over_tensors_on_two_devices():
+    """One program per device; every result where its inputs are."""
+    xs = [torch.randn(3), torch.randn(2, 2), torch.randn(4)]
+    ys = [torch.randn(3), torch.randn(2, 2), torch.randn(4)]
+    devices = ["tpu:0", "tpu:1", "tpu:0"]
+    txs = [x.to(d) for x, d in zip(xs, devices)]
+    tys = [y.to(d) for y, d in zip(ys, devices)]
+    got = torch._foreach_add(txs, tys, alpha=2.0)
+    assert [str(t.device) for t in got] == devices
+    torch._foreach_mul_(txs, 3.0)
+    torch._foreach_addcmul_(txs, tys, tys, value=0.5)
+    want = torch._foreach_add(xs, ys, alpha=2.0)
+    torch._foreach_mul_(xs, 3.0)
+    torch._foreach_addcmul_(xs, ys, ys, value=0.5)
+    for g, w in zip(list(got) + txs, list(want) + xs):
+        torch.testing.assert_close(g.cpu(), w)
 
 
 def test_foreach_results_keep_their_inputs_layout():

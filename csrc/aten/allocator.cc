@@ -3,6 +3,7 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/CachingDeviceAllocator.h>
 #include <c10/util/Exception.h>
+#include <c10/util/flat_hash_map.h>
 #include <torch/library.h>
 
 #include <unistd.h>
@@ -45,7 +46,7 @@ class LiveValues {
 
  private:
   std::mutex mutex_;
-  std::unordered_map<uintptr_t, runtime::StorageValue*> values_;
+  ska::flat_hash_map<uintptr_t, runtime::StorageValue*> values_;  // no node per tensor
 };
 
 LiveValues& live_values() {

@@ -2,6 +2,7 @@
 
 #include <ATen/record_function.h>
 #include <c10/util/Exception.h>
+#include <c10/util/flat_hash_map.h>
 #include <torch/csrc/autograd/graph_task.h>
 
 #include <array>
@@ -460,13 +461,13 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
   std::vector<RecordedOp> ops_;
   std::vector<DeviceBufferPtr> parameters_;  // argument order; released at launch
   std::vector<hlo::TensorType> parameter_types_;  // kept for the text
-  std::unordered_map<const DeviceBuffer*, uint32_t> parameter_ids_;
+  ska::flat_hash_map<const DeviceBuffer*, uint32_t> parameter_ids_;
   std::vector<std::weak_ptr<DeviceBuffer>> results_;  // every op's results in order
   // Pending buffers of this graph -> their index in results_. An entry may
   // outlive its buffer; bind() checks that a buffer is still pending on
   // this graph before trusting it, and a new result at a reused address
   // overwrites the entry.
-  std::unordered_map<const DeviceBuffer*, uint32_t> result_ids_;
+  ska::flat_hash_map<const DeviceBuffer*, uint32_t> result_ids_;
   std::vector<std::pair<uint32_t, uint32_t>> overwrites_;  // (parameter, result)
   std::vector<std::pair<int64_t, int64_t>> aliases_;  // (parameter, output), once run
   // While observed: where each parameter came from.

@@ -1,6 +1,7 @@
 #include "aten/memory_history.h"
 
 #include <Python.h>
+#include <c10/util/flat_hash_map.h>
 
 #include <algorithm>
 #include <chrono>
@@ -169,9 +170,9 @@ class Recorder {
   std::mutex mutex_;
   Settings settings_;
   bool skipped_[kActionCount] = {};
-  std::unordered_map<uintptr_t, Block> live_;
+  ska::flat_hash_map<uintptr_t, Block> live_;  // every buffer: no node each
   // Stacks of fused ops' results, kept until their graph runs.
-  std::unordered_map<uintptr_t, Stack> pending_;
+  ska::flat_hash_map<uintptr_t, Stack> pending_;
   // Each device's history, max_entries long (as CUDA keeps one per device).
   std::unordered_map<int, std::deque<Event>> traces_;
 };

@@ -10,8 +10,6 @@
 #include <cstdio>
 #include <mutex>
 #include <optional>
-#include <unordered_map>
-#include <unordered_set>
 
 #include "aten/allocator.h"
 #include "aten/device_scope.h"
@@ -48,39 +46,44 @@ struct Prepared {
   c10::Device device = c10::Device(c10::DeviceType::PrivateUse1, 0);
 };
 
+// The distinct buffers of a call so far, kept sorted in one flat array:
+// ops have a few operands, _foreach_ ops hundreds, and neither should
+// allocate a node per operand.
+class SeenBuffers {
+ public:
+  // The index given with the buffer's first insertion, or nullopt (and
+  // `index` kept) when it is new.
+  std::optional<size_t> insert(const DeviceBuffer* buffer, size_t index) {
+    auto it = std::lower_bound(seen_.begin(), seen_.end(), buffer,
+                               [](const auto& entry, const DeviceBuffer* b) { return std::less<>()(entry.first, b); });
+    if (it != seen_.end() && it->first == buffer) return it->second;
+    seen_.insert(it, {buffer, index});
+    return std::nullopt;
+  }
+
+ private:
+  c10::SmallVector<std::pair<const DeviceBuffer*, size_t>, 16> seen_;
+};
+
 // A program binds each distinct buffer once: which operands share one is
 // part of the program (x + x reads one parameter, x + y two).
 void append_shared_buffers(std::string& key, const std::vector<Operand>& operands) {
-  auto note = [&](size_t i, size_t j) {
-    key.push_back('S');
-    key.append(std::to_string(i)).push_back(',');
-    key.append(std::to_string(j));
-  };
-  if (operands.size() <= 16) {
-    for (size_t i = 1; i < operands.size(); ++i) {
-      const DeviceBuffer* buffer = operands[i].buffer.get();
-      for (size_t j = 0; buffer && j < i; ++j) {
-        if (operands[j].buffer.get() == buffer) {
-          note(i, j);
-          break;
-        }
-      }
-    }
-    return;
-  }
-  std::unordered_map<const DeviceBuffer*, size_t> first;  // _foreach_ ops: hundreds of operands
+  SeenBuffers seen;
   for (size_t i = 0; i < operands.size(); ++i) {
     const DeviceBuffer* buffer = operands[i].buffer.get();
     if (!buffer) continue;
-    auto [it, inserted] = first.emplace(buffer, i);
-    if (!inserted) note(i, it->second);
+    if (auto first = seen.insert(buffer, i)) {
+      key.push_back('S');
+      key.append(std::to_string(i)).push_back(',');
+      key.append(std::to_string(*first));
+    }
   }
 }
 
 Prepared prepare(const OpCall& call) {
   Prepared p;
   p.device = common_device(call.tensors, call.name);
-  p.key.reserve(128);
+  p.key.reserve(64 + call.attributes.size() + 48 * call.tensors.size());
   p.key.append(call.name);
   p.key.push_back('\0');
   p.key.append(call.attributes);
@@ -106,18 +109,10 @@ template <typename Visit>
 void visit_program_arguments(const Prepared& p, size_t n_targets, size_t n_scalars, Visit&& visit) {
   const size_t n_inputs = p.operands.size() - n_targets;
   for (size_t k = 0; k < p.offsets.size(); ++k) visit(nullptr);
-  c10::SmallVector<const DeviceBuffer*, 16> seen;  // no allocation on the strict hot path
-  std::unordered_set<const DeviceBuffer*> seen_many;  // _foreach_ ops: hundreds of operands
-  const bool many = p.operands.size() > 16;
+  SeenBuffers seen;
   auto add = [&](const DeviceBufferPtr& buffer) {
     const DeviceBuffer* raw = buffer.get();
-    if (!raw) return;
-    if (many) {
-      if (!seen_many.insert(raw).second) return;
-    } else {
-      if (std::find(seen.begin(), seen.end(), raw) != seen.end()) return;
-      seen.push_back(raw);
-    }
+    if (!raw || seen.insert(raw, 0)) return;
     visit(&buffer);
   };
   for (size_t i = 0; i < n_inputs; ++i) add(p.operands[i].buffer);
@@ -586,13 +581,16 @@ std::vector<at::Tensor> run_op(const OpCall& call, const LoweringBody& body) {
 
 namespace {
 
+// Storage::is_alias_of beyond the same StorageImpl only matches storages
+// sharing a CPU refcounted deleter, which tpu storages never have: the
+// StorageImpls tell. Sorted, so that a _foreach_ op's hundreds of
+// destinations cost no quadratic pass.
 bool share_a_storage(c10::ArrayRef<at::Tensor> dsts) {
-  for (size_t i = 0; i < dsts.size(); ++i) {
-    for (size_t j = i + 1; j < dsts.size(); ++j) {
-      if (dsts[i].storage().is_alias_of(dsts[j].storage())) return true;
-    }
-  }
-  return false;
+  c10::SmallVector<const c10::StorageImpl*, 16> storages;
+  storages.reserve(dsts.size());
+  for (const at::Tensor& dst : dsts) storages.push_back(dst.storage().unsafeGetStorageImpl());
+  std::sort(storages.begin(), storages.end(), std::less<>());
+  return std::adjacent_find(storages.begin(), storages.end()) != storages.end();
 }
 
 }  // namespace

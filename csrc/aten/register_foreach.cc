@@ -12,6 +12,7 @@
 // PyTorch's per-tensor implementation, which computes it op by op on tpu or
 // raises the error the per-tensor op raises.
 #include <ATen/core/Tensor.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/Resize.h>
 #include <ATen/native/TypeProperties.h>
@@ -38,6 +39,7 @@
 #include <ATen/ops/_foreach_zero_native.h>
 #include <c10/core/DefaultDtype.h>
 #include <c10/core/ScalarType.h>
+#include <c10/util/SmallVector.h>
 #include <torch/library.h>
 
 #include <algorithm>
@@ -47,7 +49,7 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <unordered_map>
+#include <tuple>
 #include <unordered_set>
 #include <vector>
 
@@ -79,12 +81,16 @@ struct Arg {
   int shared = -1;
 };
 
+// Optimizer steps call these ops on lists of hundreds of tensors every
+// step, so an element allocates nothing: its arguments fit inline and its
+// shape is a view of its first tensor's sizes (every tensor outlives the
+// call).
 struct Element {
-  std::vector<Arg> args;
+  c10::SmallVector<Arg, 4> args;
   ScalarType out = ScalarType::Undefined;
   const at::Tensor* dst = nullptr;  // in-place: the list element written
   c10::Device device = c10::Device(c10::DeviceType::PrivateUse1, 0);
-  std::vector<int64_t> dims;
+  c10::IntArrayRef dims;
 };
 
 // Where an argument position takes its values from, across the list.
@@ -135,36 +141,51 @@ std::optional<std::vector<Element>> zip(const std::vector<Source>& sources) {
     }
   }
   if (!have_n || n == 0) return std::nullopt;
+  // The arguments every element shares, made once (a CPU tensor's item()
+  // is a dispatcher call).
+  std::vector<std::optional<Arg>> shared(sources.size());
+  for (size_t k = 0; k < sources.size(); ++k) {
+    const Source& s = sources[k];
+    if (s.tensor) {
+      const at::Tensor& t = *s.tensor;
+      if (!t.defined() || t.dim() != 0) return std::nullopt;
+      Arg a;
+      a.tensor = &t;
+      a.shared = static_cast<int>(k);
+      if (t.device().is_cpu()) {
+        a.is_scalar = true;
+        a.scalar = t.item();
+      } else if (!is_tpu(t)) {
+        return std::nullopt;
+      }
+      shared[k] = a;
+    } else if (s.scalar) {
+      Arg a;
+      a.is_scalar = true;
+      a.scalar = *s.scalar;
+      a.shared = static_cast<int>(k);
+      shared[k] = a;
+    }
+  }
   std::vector<Element> elements(n);
   for (size_t i = 0; i < n; ++i) {
     Element& e = elements[i];
     for (size_t k = 0; k < sources.size(); ++k) {
       const Source& s = sources[k];
-      Arg a;
-      if (s.is_list) {
+      if (shared[k]) {
+        e.args.push_back(*shared[k]);
+      } else if (s.is_list) {
         const at::Tensor& t = s.list[i];
         if (!is_tpu(t)) return std::nullopt;
+        Arg a;
         a.tensor = &t;
-      } else if (s.tensor) {
-        const at::Tensor& t = *s.tensor;
-        if (!t.defined() || t.dim() != 0) return std::nullopt;
-        a.tensor = &t;
-        a.shared = static_cast<int>(k);
-        if (t.device().is_cpu()) {
-          a.is_scalar = true;
-          a.scalar = t.item();
-        } else if (!is_tpu(t)) {
-          return std::nullopt;
-        }
-      } else if (s.scalar) {
-        a.is_scalar = true;
-        a.scalar = *s.scalar;
-        a.shared = static_cast<int>(k);
+        e.args.push_back(a);
       } else {
+        Arg a;
         a.is_scalar = true;
         a.scalar = (*s.scalars)[i];
+        e.args.push_back(a);
       }
-      e.args.push_back(a);
     }
   }
   return elements;
@@ -192,7 +213,7 @@ bool check_tensors(Element& e, bool allow_bool) {
   }
   if (!first) return false;
   e.device = first->device();
-  e.dims = first->sizes().vec();
+  e.dims = first->sizes();
   for (const Arg& a : e.args) {
     if (a.tensor && !a.is_scalar && a.tensor->device() != e.device) return false;
   }
@@ -220,77 +241,111 @@ struct Spec {
   UnaryOp unary = UnaryOp::kNeg;
 };
 
+// The elements' destinations as one list: the caller's list itself when
+// the elements are all of it in order (one device), else copies.
+struct Destinations {
+  c10::ArrayRef<at::Tensor> in_place;  // a run of the caller's list
+  std::vector<at::Tensor> copies;      // otherwise
+  c10::ArrayRef<at::Tensor> get() const { return copies.empty() ? in_place : c10::ArrayRef<at::Tensor>(copies); }
+};
+
+Destinations destinations(const std::vector<const Element*>& elements) {
+  Destinations d;
+  const at::Tensor* first = elements.empty() ? nullptr : elements[0]->dst;
+  bool in_order = first != nullptr;
+  for (size_t i = 0; in_order && i < elements.size(); ++i) in_order = elements[i]->dst == first + i;
+  if (in_order) {
+    d.in_place = c10::ArrayRef<at::Tensor>(first, elements.size());
+  } else {
+    for (const Element* e : elements) d.copies.push_back(*e->dst);
+  }
+  return d;
+}
+
 // One program for the elements (all on one device): functional results, or
 // written into the elements' destinations.
 std::vector<at::Tensor> run_group(const Spec& spec, const std::vector<const Element*>& elements, bool inplace) {
   OpCall call{spec.name, "", {}, {}};
+  // Every element has the same arguments (zip), so one flat list of slots
+  // serves them all, `per` to an element.
+  const size_t per = elements.empty() ? 0 : elements[0]->args.size();
+  call.attributes.reserve(2 + elements.size() * (1 + per));
   call.attributes.push_back(static_cast<char>(spec.op));
   call.attributes.push_back(static_cast<char>(spec.unary));
-  std::map<std::pair<int, int>, size_t> shared_scalars;  // (source, type) -> scalar index
-  std::map<int, size_t> shared_tensors;                  // source -> tensor index
-  std::vector<std::vector<ArgSlot>> slots(elements.size());
+  call.tensors.reserve(elements.size() * per);
+  // A shared argument is one program input: (source, type) -> scalar index,
+  // source -> tensor index. An overload has at most a few.
+  c10::SmallVector<std::tuple<int, int, size_t>, 4> shared_scalars;
+  c10::SmallVector<std::pair<int, size_t>, 2> shared_tensors;
+  std::vector<ArgSlot> slots;
+  slots.reserve(elements.size() * per);
   std::vector<ElementType> outs;
-  std::vector<std::vector<int64_t>> dims;
-  std::vector<at::Tensor> dsts;
-  for (size_t i = 0; i < elements.size(); ++i) {
-    const Element& e = *elements[i];
+  outs.reserve(elements.size());
+  for (const Element* element : elements) {
+    const Element& e = *element;
+    TORCH_INTERNAL_ASSERT(e.args.size() == per, spec.name, ": elements with different arguments");
     const ElementType out = to_element_type(e.out, spec.name);
     const ElementType scalar_type = ops::foreach_compute_type(spec.op, out);
     const ScalarType scalar_st = to_scalar_type(scalar_type);
     outs.push_back(out);
-    dims.push_back(e.dims);
     call.attributes.push_back(static_cast<char>(out));
     for (const Arg& a : e.args) {
       ArgSlot slot{};
       if (a.is_scalar) {
         const c10::Scalar value = cast_scalar(a.scalar, scalar_st);
         if (a.shared >= 0) {
-          auto key = std::make_pair(a.shared, static_cast<int>(scalar_type));
-          auto it = shared_scalars.find(key);
+          auto it = std::find_if(shared_scalars.begin(), shared_scalars.end(), [&](const auto& entry) {
+            return std::get<0>(entry) == a.shared && std::get<1>(entry) == static_cast<int>(scalar_type);
+          });
           if (it == shared_scalars.end()) {
             call.scalars.push_back({scalar_type, value});
-            it = shared_scalars.emplace(key, call.scalars.size() - 1).first;
+            shared_scalars.emplace_back(a.shared, static_cast<int>(scalar_type), call.scalars.size() - 1);
+            it = shared_scalars.end() - 1;
           }
-          slot = {true, it->second};
+          slot = {true, std::get<2>(*it)};
         } else {
           call.scalars.push_back({scalar_type, value});
           slot = {true, call.scalars.size() - 1};
         }
         call.attributes.push_back(a.shared >= 0 ? 'S' : 's');
       } else {
+        // Borrowed: the caller's lists hold every tensor for the whole call.
         if (a.shared >= 0) {
-          auto it = shared_tensors.find(a.shared);
+          auto it = std::find_if(shared_tensors.begin(), shared_tensors.end(),
+                                 [&](const auto& entry) { return entry.first == a.shared; });
           if (it == shared_tensors.end()) {
-            call.tensors.push_back(*a.tensor);
-            it = shared_tensors.emplace(a.shared, call.tensors.size() - 1).first;
+            call.tensors.push_back(TensorArg::borrowed(*a.tensor));
+            shared_tensors.emplace_back(a.shared, call.tensors.size() - 1);
+            it = shared_tensors.end() - 1;
           }
           slot = {false, it->second};
         } else {
-          call.tensors.push_back(*a.tensor);
+          call.tensors.push_back(TensorArg::borrowed(*a.tensor));
           slot = {false, call.tensors.size() - 1};
         }
         call.attributes.push_back(a.shared >= 0 ? 'T' : 't');
       }
-      slots[i].push_back(slot);
+      slots.push_back(slot);
     }
-    if (inplace) dsts.push_back(*e.dst);
   }
   const ForeachOp op = spec.op;
   const UnaryOp unary = spec.unary;
-  auto body = [slots = std::move(slots), outs = std::move(outs), dims = std::move(dims), op, unary](
-                  hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>& s) {
+  // Lowered (if at all) within this call: it may refer to the locals.
+  auto body = [&elements, &slots, &outs, per, op, unary](hlo::Builder& b, const std::vector<hlo::Value>& t,
+                                                         const std::vector<hlo::Value>& s) {
     std::vector<hlo::Value> results;
-    results.reserve(slots.size());
-    for (size_t i = 0; i < slots.size(); ++i) {
-      std::vector<hlo::Value> args;
-      for (const ArgSlot& slot : slots[i]) args.push_back(slot.pick(t, s));
+    results.reserve(elements.size());
+    std::vector<hlo::Value> args;
+    for (size_t i = 0; i < elements.size(); ++i) {
+      args.clear();
+      for (size_t k = 0; k < per; ++k) args.push_back(slots[i * per + k].pick(t, s));
       hlo::Value r = ops::lower_foreach_element(b, op, unary, args, outs[i]);
-      results.push_back(ops::broadcast_to(b, r, dims[i]));
+      results.push_back(ops::broadcast_to(b, r, elements[i]->dims.vec()));
     }
     return results;
   };
   if (inplace) {
-    run_op_into(call, body, dsts);
+    run_op_into(call, body, destinations(elements).get());
     return {};
   }
   return run_op(call, body);
@@ -299,10 +354,15 @@ std::vector<at::Tensor> run_group(const Spec& spec, const std::vector<const Elem
 // Runs the elements, one program per device.
 std::vector<at::Tensor> run_elements(const Spec& spec, const std::vector<Element>& elements, bool inplace) {
   std::map<int, std::vector<size_t>> by_device;
-  for (size_t i = 0; i < elements.size(); ++i) by_device[elements[i].device.index()].push_back(i);
+  for (size_t i = 0; i < elements.size(); ++i) {
+    std::vector<size_t>& indices = by_device[elements[i].device.index()];
+    if (indices.empty()) indices.reserve(elements.size());
+    indices.push_back(i);
+  }
   std::vector<at::Tensor> results(inplace ? 0 : elements.size());
   for (const auto& [device, indices] : by_device) {
     std::vector<const Element*> group;
+    group.reserve(indices.size());
     for (size_t i : indices) group.push_back(&elements[i]);
     auto outs = run_group(spec, group, inplace);
     if (inplace) {
@@ -328,52 +388,67 @@ std::vector<at::Tensor> run_elements(const Spec& spec, const std::vector<Element
 struct Span {
   const void* storage;
   int64_t begin, end;
+  size_t index;  // of the destination, in destination_spans
 };
 
-Span span_of(const at::Tensor& t) {
+Span span_of(const at::Tensor& t, size_t index = 0) {
   int64_t extent = 1;
   for (int64_t d = 0; d < t.dim(); ++d) extent += (t.size(d) - 1) * std::abs(t.stride(d));
   const int64_t begin = t.storage_offset() * static_cast<int64_t>(t.itemsize());
-  return {t.storage().unsafeGetStorageImpl(), begin, begin + extent * static_cast<int64_t>(t.itemsize())};
+  return {t.storage().unsafeGetStorageImpl(), begin, begin + extent * static_cast<int64_t>(t.itemsize()), index};
 }
 
-// Whether the destinations' memory spans are disjoint. One program reads
-// every input before it writes any output, so destinations that share
-// memory (x and x.view(2, 4), or one tensor named twice) go op by op, as CPU
-// updates them. Views of one flat buffer side by side stay one program.
-bool disjoint_destinations(TensorList self) {
+bool before(const Span& a, const Span& b) {
+  return a.storage != b.storage ? std::less<const void*>()(a.storage, b.storage) : a.begin < b.begin;
+}
+
+// The non-empty destinations' spans, by storage and then position.
+std::vector<Span> destination_spans(TensorList self) {
   std::vector<Span> spans;
-  for (const at::Tensor& t : self) {
-    if (t.numel() > 0) spans.push_back(span_of(t));
+  spans.reserve(self.size());
+  for (size_t i = 0; i < self.size(); ++i) {
+    if (self[i].numel() > 0) spans.push_back(span_of(self[i], i));
   }
-  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
-    return a.storage != b.storage ? std::less<const void*>()(a.storage, b.storage) : a.begin < b.begin;
-  });
+  std::sort(spans.begin(), spans.end(), before);
+  return spans;
+}
+
+// Whether the destinations' memory spans are disjoint (`spans`:
+// destination_spans). One program reads every input before it writes any
+// output, so destinations that share memory (x and x.view(2, 4), or one
+// tensor named twice) go op by op, as CPU updates them. Views of one flat
+// buffer side by side stay one program.
+bool disjoint(const std::vector<Span>& spans) {
   for (size_t i = 1; i < spans.size(); ++i) {
     if (spans[i].storage == spans[i - 1].storage && spans[i].begin < spans[i - 1].end) return false;
   }
   return true;
 }
 
-// Whether an input of one element overlaps another element's destination.
-// CPU's loop then reads that destination after writing it
-// (`_foreach_add_([a, b], [b, a])` adds the new a to b), which one program
-// reading every input first would not. (Gradients viewing one DDP bucket,
-// each its own element's input and destination, do not overlap.)
-bool reads_another_destination(const std::vector<Element>& elements, TensorList self) {
-  std::unordered_map<const void*, std::vector<size_t>> writers;
-  for (size_t i = 0; i < self.size(); ++i) {
-    if (self[i].numel() > 0) writers[self[i].storage().unsafeGetStorageImpl()].push_back(i);
-  }
+// Whether an element's input overlaps a destination in a way one program,
+// which reads every input before it writes any output, cannot reproduce
+// (`spans`: the destinations' destination_spans, disjoint; every element's
+// dst set):
+// - another element's destination: CPU's loop reads it after writing it
+//   (`_foreach_add_([a, b], [b, a])` adds the new a to b);
+// - part of its own destination (`x[:4]` reading `x[2:6]`): the per-tensor
+//   op refuses that, as CPU's does.
+// (Gradients viewing one DDP bucket, each its own element's input and
+// destination, overlap neither way.)
+bool overlapping_reads(const std::vector<Element>& elements, const std::vector<Span>& spans) {
   for (size_t j = 0; j < elements.size(); ++j) {
     for (const Arg& a : elements[j].args) {
       if (!a.tensor || !a.tensor->has_storage() || a.tensor->numel() == 0) continue;
-      auto it = writers.find(a.tensor->storage().unsafeGetStorageImpl());
-      if (it == writers.end()) continue;
       const Span read = span_of(*a.tensor);
-      for (size_t i : it->second) {
-        const Span written = span_of(self[i]);
-        if (i != j && read.begin < written.end && written.begin < read.end) return true;
+      // Spans are disjoint and sorted: the first that could overlap is the
+      // last one starting at or before the read, then those starting
+      // inside it.
+      auto it = std::upper_bound(spans.begin(), spans.end(), read, before);
+      if (it != spans.begin() && std::prev(it)->storage == read.storage) --it;
+      for (; it != spans.end() && it->storage == read.storage && it->begin < read.end; ++it) {
+        if (read.begin >= it->end) continue;
+        if (it->index != j) return true;
+        if (at::get_overlap_status(*a.tensor, *elements[j].dst) == at::MemOverlapStatus::Partial) return true;
       }
     }
   }
@@ -381,15 +456,16 @@ bool reads_another_destination(const std::vector<Element>& elements, TensorList 
 }
 
 // In-place: every result casts to its destination, the destinations do
-// not overlap and no element reads another's destination.
+// not overlap and no input overlaps a destination (overlapping_reads).
 bool prepare_inplace(std::vector<Element>& elements, TensorList self) {
   for (size_t i = 0; i < elements.size(); ++i) {
     Element& e = elements[i];
     e.dst = &self[i];
     if (!c10::canCast(e.out, self[i].scalar_type())) return false;
-    if (self[i].sizes() != c10::IntArrayRef(e.dims)) return false;
+    if (self[i].sizes() != e.dims) return false;
   }
-  return disjoint_destinations(self) && !reads_another_destination(elements, self);
+  const std::vector<Span> spans = destination_spans(self);
+  return disjoint(spans) && !overlapping_reads(elements, spans);
 }
 
 // ---- result dtypes per op --------------------------------------------------------------------
@@ -745,7 +821,7 @@ void zero_(TensorList self) {
     e.out = t.scalar_type();
     e.dst = &t;
     e.device = t.device();
-    e.dims = t.sizes().vec();
+    e.dims = t.sizes();
   }
   if (ok) {
     run_elements({"aten::_foreach_zero_", ForeachOp::kCopy}, elements, true);
@@ -755,7 +831,8 @@ void zero_(TensorList self) {
 }
 
 void copy_(TensorList self, TensorList src, bool non_blocking) {
-  bool ok = !self.empty() && self.size() == src.size() && disjoint_destinations(self);
+  const std::vector<Span> spans = destination_spans(self);
+  bool ok = !self.empty() && self.size() == src.size() && disjoint(spans);
   std::vector<Element> elements(ok ? self.size() : 0);
   for (size_t i = 0; ok && i < self.size(); ++i) {
     const at::Tensor& d = self[i];
@@ -773,9 +850,9 @@ void copy_(TensorList self, TensorList src, bool non_blocking) {
     e.out = d.scalar_type();
     e.dst = &d;
     e.device = d.device();
-    e.dims = d.sizes().vec();
+    e.dims = d.sizes();
   }
-  ok = ok && !reads_another_destination(elements, self);
+  ok = ok && !overlapping_reads(elements, spans);
   if (ok) {
     run_elements({"aten::_foreach_copy_", ForeachOp::kCopy}, elements, true);
     return;
