@@ -313,3 +313,48 @@ def test_pinned_memory_is_refused_for_tpu_tensors():
         torch.empty(2, device="tpu", pin_memory=True)
     with pytest.raises(RuntimeError, match="Only dense CPU tensors can be pinned"):
         torch.empty_strided((2,), (1,), device="tpu", pin_memory=True)
+
+
+OVERLAP = "some elements of the input tensor and the written-to tensor refer to a single memory location"
+
+
+@pytest.mark.parametrize("case", [
+    "add_", "add_out", "mul_", "neg_out", "clamp_", "where_out", "addcmul_", "lerp_", "copy_", "cumsum_out",
+    "index_add_", "index_copy_", "index_add_out", "foreach_add_",
+])
+def test_an_input_covering_part_of_the_output_is_refused_as_on_cpu(case):
+    """CPU and CUDA write element by element and refuse an input that covers
+    part of the written tensor; one program would read it all first and
+    give a result neither does."""
+    def run(x):
+        i = torch.tensor([0, 1], device=x.device)
+        return {
+            "add_": lambda: x[:4].add_(x[2:6]),
+            "add_out": lambda: torch.add(x[:4], 1, out=x[2:6]),
+            "mul_": lambda: x[:4].mul_(x[3]),
+            "neg_out": lambda: torch.neg(x[:4], out=x[2:6]),
+            "clamp_": lambda: x[:4].clamp_(min=x[2:6]),
+            "where_out": lambda: torch.where(x[:4] > 2, x[:4], x[4:], out=x[2:6]),
+            "addcmul_": lambda: x[:4].addcmul_(x[2:6], x[4:]),
+            "lerp_": lambda: x[:4].lerp_(x[2:6], 0.5),
+            "copy_": lambda: x[1:].copy_(x[:-1]),
+            "cumsum_out": lambda: torch.cumsum(x[:4], 0, out=x[2:6]),
+            "index_add_": lambda: x[:4].index_add_(0, i, x[2:4]),
+            "index_copy_": lambda: x.index_copy_(0, torch.arange(8, device=x.device), x),
+            "index_add_out": lambda: torch.index_add(x[:4], 0, i, x[4:6], out=x[3:7]),
+            "foreach_add_": lambda: torch._foreach_add_([x[:4], x[6:]], [x[2:6], x[6:]]),
+        }[case]()
+    raises_like_cpu(run, torch.arange(8.0), match=OVERLAP)
+
+
+def test_inputs_that_overlap_the_output_wholly_or_not_at_all_are_fine():
+    def run(x):
+        x = x.clone()
+        x.add_(x)
+        x[:4].mul_(x[4:])
+        torch.neg(x[:4], out=x[:4])
+        x[1:].copy_(x[1:])
+        x.masked_fill_(x > 50, x[3])  # masked_fill_ reads its value first, as on CPU
+        torch._foreach_add_([x[:4], x[4:]], [x[:4], x[4:]])
+        return x
+    assert_same(run, torch.arange(8.0))

@@ -6,6 +6,7 @@
 // tensor's value (materializing a view on the device first) and lets the
 // CPU copy_ handle dtype and strides.
 #include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/_copy_from_and_resize_native.h>
 #include <ATen/ops/empty.h>
@@ -33,6 +34,9 @@ namespace {
 // Writes a tpu tensor `src` into tpu tensor `dst` (same device): dtype
 // conversion and broadcasting happen in the program.
 void copy_on_device(const at::Tensor& src, const at::Tensor& dst) {
+  // copy_'s TensorIterator check on CPU and CUDA (tpu copies come here
+  // before any): a source covering part of the destination.
+  at::assert_no_partial_overlap(dst, src);
   // Whole storage to whole storage: device values are immutable (every
   // write makes a new one), so dst can share src's value, in the type it
   // was written with (an untyped storage copy, as deepcopy makes, keeps an

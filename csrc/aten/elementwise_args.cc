@@ -1,5 +1,6 @@
 #include "aten/elementwise_args.h"
 
+#include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
 #include <c10/util/Exception.h>
 #include <c10/util/Float8_e4m3fn.h>
@@ -161,12 +162,19 @@ void prepare_out(at::Tensor& out, c10::IntArrayRef shape, bool inplace, const st
   if (inplace) {
     TORCH_CHECK(out.sizes() == shape, "output with shape ", out.sizes(), " doesn't match the broadcast shape ",
                 shape);
-    return;
+  } else {
+    const bool resized = at::native::resize_output(out, shape);
+    if (resized && !layout_inputs.empty()) {
+      std::vector<const at::Tensor*> inputs;
+      for (const TensorArg& input : layout_inputs) inputs.push_back(input.operator->());
+      if (auto strides = iterator_strides(shape, out.scalar_type(), inputs)) out.as_strided_(shape, *strides);
+    }
   }
-  if (!at::native::resize_output(out, shape) || layout_inputs.empty()) return;
-  std::vector<const at::Tensor*> inputs;
-  for (const TensorArg& input : layout_inputs) inputs.push_back(input.operator->());
-  if (auto strides = iterator_strides(shape, out.scalar_type(), inputs)) out.as_strided_(shape, *strides);
+  // TensorIterator's memory check, with its message: one program reads
+  // every input before writing, but CPU and CUDA write element by element,
+  // so an input covering part of the output has no agreed result there.
+  // (run_op_into refuses an output overlapping itself.)
+  for (const TensorArg& input : layout_inputs) at::assert_no_partial_overlap(out, input.get());
 }
 
 }  // namespace torch_tpu::aten

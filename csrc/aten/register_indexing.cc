@@ -8,6 +8,7 @@
 // and defers it (deferred_checks.h), so a bad index raises CPU's exception
 // type at the next sync. Boolean masks in advanced indexing are turned into
 // integer indices by nonzero, which reads their count to the host.
+#include <ATen/MemoryOverlap.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/core/List.h>
 #include <ATen/core/Tensor.h>
@@ -335,12 +336,23 @@ at::Tensor index_update(const char* name, const char* method, const at::Tensor& 
   };
   const CheckError error = kind == ScatterKind::kSum ? CheckError::kRuntime : CheckError::kIndex;
   const std::string message = bounds_message(method, dim, size_or_one(self, dim));
+  // CPU's checks, with its messages: the written tensor may share no
+  // memory with the index or the source.
+  auto check_written = [&](const at::Tensor& dst) {
+    at::assert_no_overlap(dst, index_in);
+    at::assert_no_overlap(dst, source);
+  };
   switch (form) {
     case Form::kFunctional: return run_checked(call, body, error, message);
-    case Form::kInPlace: run_checked_into(call, body, self, error, message); return self;
+    case Form::kInPlace:
+      check_written(self);
+      run_checked_into(call, body, self, error, message);
+      return self;
     case Form::kOut:
       check_exact(self.scalar_type(), *out);
       at::native::resize_output(*out, self.sizes());
+      at::assert_no_partial_overlap(*out, self);
+      check_written(*out);
       run_checked_into(call, body, *out, error, message);
       return *out;
   }

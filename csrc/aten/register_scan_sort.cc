@@ -3,6 +3,7 @@
 // msort and torch.sort's default overload are composite in ATen and reach
 // sort.stable. Result dtypes, shape checks and errors follow CPU; the
 // lowerings live in csrc/ops/reduction/{scan,sort}.cc.
+#include <ATen/MemoryOverlap.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
@@ -115,6 +116,7 @@ at::Tensor& cum_into(Cum op, const at::Tensor& self, int64_t dim, std::optional<
   const ElementType type = to_element_type(t, cum_name(op));
   to_element_type(self.scalar_type(), cum_name(op));
   prepare_out(out, self.sizes(), inplace);
+  at::assert_no_partial_overlap(out, self);  // as CPU's kernel, through TensorIterator
   run_into(cum_name(op), cum_key(op, d, type), self, cum_lower(op, d, type), out);
   return out;
 }
