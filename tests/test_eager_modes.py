@@ -424,6 +424,24 @@ def test_fused_graph_size_limit(tmp_path):
     assert int(out.stdout.split("]")[1]) == 2
 
 
+def test_fused_graph_size_limit_counts_each_foreach_element(tmp_path):
+    # 30 optimizer-like updates over 20 tensors are 600 values: with a limit
+    # of 100 a graph holds at most a few calls, never all 30.
+    code = textwrap.dedent("""
+        import torch, torch_tpu
+        xs = [torch.zeros(3, device="tpu") for _ in range(20)]
+        torch_tpu.set_eager_mode("fused")
+        for i in range(30):
+            torch._foreach_add_(xs, 1.0)
+        print(xs[7].tolist(), torch_tpu.fused_stats()["materializations"]["size_limit"])
+    """)
+    env = dict(os.environ, TORCH_TPU_FUSED_MAX_OPS="100")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
+                         cwd=tmp_path)
+    assert out.stdout.split("]")[0] + "]" == str([30.0] * 3)
+    assert int(out.stdout.split("]")[1]) == 5  # a graph runs before the 6th, 11th, ... 26th call
+
+
 def test_fused_memory_is_counted_once_values_exist(fused):
     base = torch.tpu.memory_allocated()
     y = torch.ones(256, device="tpu")

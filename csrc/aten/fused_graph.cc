@@ -5,6 +5,7 @@
 #include <c10/util/flat_hash_map.h>
 #include <torch/csrc/autograd/graph_task.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstring>
@@ -167,6 +168,12 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
   }
 
   int64_t size() const { return static_cast<int64_t>(op_names_.size()); }
+  // What the size limit counts: the values the program computes. One
+  // _foreach_ op over n tensors is n values (an optimizer step over a large
+  // model's parameters, thousands of them); counting it as one op let a
+  // loop of optimizer steps grow a graph XLA took minutes and gigabytes to
+  // compile.
+  int64_t values() const { return std::max(size(), static_cast<int64_t>(results_.size())); }
   // The backward pass that recorded the graph's last op (-1: none did).
   int last_pass() const { return last_pass_; }
   void set_last_pass(int task) { last_pass_ = task; }
@@ -570,7 +577,7 @@ std::vector<DeviceBufferPtr> record_op(int device, const char* op, const std::st
     graph->run(MaterializeReason::kBackwardStart);
     graph.reset();
   }
-  if (graph && graph->size() >= max_ops()) {
+  if (graph && graph->values() >= max_ops()) {
     graph->run(MaterializeReason::kSizeLimit);  // leaves the slot empty
     graph.reset();
   }

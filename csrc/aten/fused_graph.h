@@ -31,7 +31,7 @@ namespace torch_tpu::aten {
 enum class MaterializeReason {
   kRead,         // a pending value was needed (host copy, item, print, ...)
   kSynchronize,  // torch.tpu.synchronize() and the like
-  kSizeLimit,    // the graph reached TORCH_TPU_FUSED_MAX_OPS ops
+  kSizeLimit,    // the graph reached TORCH_TPU_FUSED_MAX_OPS values (op results)
   kModeSwitch,   // leaving fused mode
   kExplicit,     // torch_tpu.materialize() (graph ends of torch.compile)
   kBackwardStart,  // a backward pass's first op on a graph recorded before the pass

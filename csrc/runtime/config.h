@@ -55,8 +55,9 @@ inline constexpr EnvVar kEagerMode{
     "torch_tpu.set_eager_mode() switches it at run time."};
 inline constexpr EnvVar kFusedMaxOps{
     "TORCH_TPU_FUSED_MAX_OPS", "2000",
-    "In fused eager mode, the number of ops a deferred graph may hold before "
-    "it is materialized."};
+    "In fused eager mode, how large a deferred graph may grow before it is "
+    "materialized, in op results (most ops have one; a _foreach_ op over n "
+    "tensors has n)."};
 inline constexpr EnvVar kFusedSplitBackward{
     "TORCH_TPU_FUSED_SPLIT_BACKWARD", "1",
     "In fused eager mode, launch the graph a backward pass starts from (the "
