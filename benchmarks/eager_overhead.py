@@ -51,11 +51,21 @@ def cases(device: str):
         y = torch.relu(linear(x))
         y.sum().backward()
 
+    # An optimizer step: foreach ops over every parameter (the shapes of
+    # examples/mingpt.py's 29 parameters), the host cost per tensor.
+    shapes = ([(19, 64), (32, 64)] + [(64,), (64,), (192, 64), (192,), (64, 64), (64,), (64,), (64,), (256, 64),
+                                      (256,), (64, 256), (64,)] * 2 + [(64,), (64,), (19, 64)])
+    params = [torch.nn.Parameter(torch.randn(s).to(device)) for s in shapes]
+    for p in params:
+        p.grad = torch.randn(p.shape).to(device)
+    adamw = torch.optim.AdamW(params, lr=1e-4, foreach=True)
+
     return {
         "add 64x64": lambda: a + b,
         "mul_ by scalar 64x64": lambda: a.mul_(1.0001),
         "matmul 64x64": lambda: a @ b,
         "Linear+ReLU fwd+bwd (ops per step vary)": linear_relu_step,
+        "AdamW step over 29 parameters (foreach)": adamw.step,
     }
 
 
