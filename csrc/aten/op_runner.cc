@@ -586,6 +586,7 @@ namespace {
 // StorageImpls tell. Sorted, so that a _foreach_ op's hundreds of
 // destinations cost no quadratic pass.
 bool share_a_storage(c10::ArrayRef<at::Tensor> dsts) {
+  if (dsts.size() < 2) return false;  // every single-result in-place op
   c10::SmallVector<const c10::StorageImpl*, 16> storages;
   storages.reserve(dsts.size());
   for (const at::Tensor& dst : dsts) storages.push_back(dst.storage().unsafeGetStorageImpl());
