@@ -253,6 +253,49 @@ def test_large_extrema_dim():
     assert_same(torch.argmin, x)
 
 
+# Reductions that keep the innermost dimension: on the CPU plugin their
+# inputs are merged to one reduced dimension and kept out of the producer's
+# fusion (hlo/target_quirks.h). Unit dimensions, several reduced runs,
+# variadic reduces (values with indices) and fused producers.
+COLUMN_CASES = [((16, 32, 24), (0, 1)), ((40, 24), (0,)), ((6, 9, 8), (1,)), ((4, 1, 8, 1), (0,)),
+                ((2, 3, 4, 5), (0, 2)), ((1, 24), (0,)), ((8, 4, 1), (0,)), ((3, 0, 4), (0,)),
+                ((5, 1, 1, 6), (0, 1, 2))]
+
+
+@pytest.mark.parametrize("mode", ["strict", "fused"])
+@pytest.mark.parametrize("shape,dims", COLUMN_CASES, ids=str)
+def test_reductions_keeping_the_innermost_dim(mode, shape, dims):
+    import torch_tpu
+
+    x = make(shape, torch.float32, 3)
+    with torch_tpu.eager_mode(mode):
+        assert_same(lambda v: v.sum(dims), x)
+        assert_same(lambda v: (v * 2 + 1).sum(dims, keepdim=True), x)
+        assert_same(lambda v: v.var(dims), x)
+        if x.numel() == 0:
+            return
+        assert_same(lambda v: torch.amax(v.exp(), dims), x)
+        if len(dims) == 1:
+            assert_same(lambda v: torch.max(v, dims[0]), x)
+            assert_same(lambda v: torch.argmin(v * 3, dims[0]), x)
+        assert_grads_same(lambda v: torch.nn.functional.gelu(v * 0.5).sum(dims), x)
+
+
+def test_column_reduction_is_kept_unfused_on_the_cpu_plugin():
+    import torch_tpu
+    import torch_tpu.diagnostics
+
+    if torch.tpu.platform() != "cpu":
+        pytest.skip("a workaround for XLA's CPU compiler only")
+    x = to_tpu(make((16, 32, 24), torch.float32, 4))
+    with torch_tpu.eager_mode("fused"):
+        y = (x * 2).view(512, 24).sum(0)
+        torch_tpu.materialize()
+    graph = torch_tpu.diagnostics.last_graph()
+    assert "stablehlo.optimization_barrier" in graph
+    torch.testing.assert_close(to_cpu(y), (to_cpu(x) * 2).view(512, 24).sum(0))
+
+
 # ---- all, any -----------------------------------------------------------------
 
 

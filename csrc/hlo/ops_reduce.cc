@@ -2,6 +2,9 @@
 #include "hlo/attr_text.h"
 #include "hlo/builder.h"
 #include "hlo/checks.h"
+#include "hlo/target_quirks.h"
+
+#include <optional>
 
 namespace torch_tpu::hlo {
 
@@ -33,6 +36,39 @@ std::vector<int64_t> per_dim_or_default(std::string_view op,
   return v;
 }
 
+// A reduce that keeps the innermost dimension, with adjacent reduced
+// dimensions merged and adjacent kept ones merged (dimensions of size 1
+// dropped): the shape to reshape the inputs to and the dimensions to
+// reduce there. Nothing where the innermost dimension larger than 1 is
+// reduced (a row reduction, which XLA's CPU compiler emits well fused) or
+// where the reduce sums fewer than two elements or none.
+struct MergedColumns {
+  std::vector<int64_t> shape;
+  std::vector<int64_t> dims;
+};
+
+std::optional<MergedColumns> merged_columns(const TensorType& type, const std::vector<int64_t>& dims) {
+  MergedColumns merged;
+  bool last_reduced = false;
+  int64_t reduced_elements = 1;
+  for (int64_t i = 0; i < type.rank(); ++i) {
+    const int64_t n = type.dims[i];
+    if (n == 0) return std::nullopt;
+    if (n == 1) continue;
+    const bool reduced = check::contains(dims, i);
+    if (!merged.shape.empty() && reduced == last_reduced) {
+      merged.shape.back() *= n;
+    } else {
+      if (reduced) merged.dims.push_back(static_cast<int64_t>(merged.shape.size()));
+      merged.shape.push_back(n);
+    }
+    if (reduced) reduced_elements *= n;
+    last_reduced = reduced;
+  }
+  if (merged.shape.empty() || last_reduced || reduced_elements < 2) return std::nullopt;
+  return merged;
+}
+
 }  // namespace
 
 std::vector<Value> Builder::reduce(const std::vector<Value>& inputs,
@@ -44,27 +80,50 @@ std::vector<Value> Builder::reduce(const std::vector<Value>& inputs,
   for (const Value& v : inputs) check_operand(op, v);
   for (const Value& v : inits) check_operand(op, v);
   check_inputs_and_inits(op, inputs, inits);
-  const TensorType& shape = inputs[0].type();
-  check::unique_dims(op, "dimensions", dims, shape.rank());
+  check::unique_dims(op, "dimensions", dims, inputs[0].type().rank());
 
   std::vector<int64_t> kept_dims;
-  for (int64_t i = 0; i < shape.rank(); ++i) {
-    if (!check::contains(dims, i)) kept_dims.push_back(shape.dims[i]);
+  for (int64_t i = 0; i < inputs[0].type().rank(); ++i) {
+    if (!check::contains(dims, i)) kept_dims.push_back(inputs[0].type().dims[i]);
   }
+  // The reduce XLA's CPU compiler vectorizes (TargetQuirks): one merged
+  // dimension reduced, over an input it cannot fuse into the reduce (nor
+  // unmerge: its simplifier folds a reshape into the reduce it feeds).
+  std::vector<Value> reduced_inputs = inputs;
+  std::vector<int64_t> reduced_dims = dims;
+  if (target_quirks().unfused_column_reductions) {
+    if (std::optional<MergedColumns> merged = merged_columns(inputs[0].type(), dims)) {
+      for (Value& v : reduced_inputs) {
+        if (v.type().dims != merged->shape) v = reshape(v, merged->shape);
+      }
+      reduced_inputs = optimization_barrier(reduced_inputs);
+      reduced_dims = merged->dims;
+    }
+  }
+
   std::vector<TensorType> result_types;
   std::vector<ElementType> dtypes;
-  for (const Value& v : inputs) {
-    result_types.emplace_back(v.dtype(), kept_dims);
+  const TensorType& shape = reduced_inputs[0].type();
+  for (const Value& v : reduced_inputs) {
+    std::vector<int64_t> result_dims;
+    for (int64_t i = 0; i < shape.rank(); ++i) {
+      if (!check::contains(reduced_dims, i)) result_dims.push_back(shape.dims[i]);
+    }
+    result_types.emplace_back(v.dtype(), std::move(result_dims));
     dtypes.push_back(v.dtype());
   }
 
   const int id = reserve_id();
   std::vector<std::string> regions = {build_reducer_region(op, dtypes, body)};
-  std::vector<Value> operands = inputs;
+  std::vector<Value> operands = reduced_inputs;
   operands.insert(operands.end(), inits.begin(), inits.end());
   text::AttrList attrs;
-  attrs.i64_array("dimensions", dims);
-  return append_op(id, op, operands, result_types, attrs.str(), regions);
+  attrs.i64_array("dimensions", reduced_dims);
+  std::vector<Value> results = append_op(id, op, operands, result_types, attrs.str(), regions);
+  for (Value& r : results) {
+    if (r.type().dims != kept_dims) r = reshape(r, kept_dims);
+  }
+  return results;
 }
 
 std::vector<Value> Builder::reduce_window(

@@ -4,7 +4,10 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <map>
 #include <stdexcept>
+#include <string>
+#include <variant>
 
 #include "pjrt/client.h"
 #include "pjrt/executable.h"
@@ -59,6 +62,15 @@ BufferPtr to_device(const Client& client, const py::object& data,
     return client.buffer_from_host(array.data(), type, dims, strides, device);
   }();
   return std::make_shared<Buffer>(std::move(buffer));
+}
+
+// A Python value as an XLA option override: bool, int, float or text.
+std::variant<std::string, bool, int64_t, double> option_value(const std::string& name, const py::object& value) {
+  if (py::isinstance<py::bool_>(value)) return value.cast<bool>();
+  if (py::isinstance<py::int_>(value)) return value.cast<int64_t>();
+  if (py::isinstance<py::float_>(value)) return value.cast<double>();
+  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  throw py::type_error("compile: option '" + name + "' must be a bool, int, float or str");
 }
 
 py::array to_numpy(const Buffer& buffer) {
@@ -179,14 +191,19 @@ void bind_pjrt(py::module_& m) {
         return std::make_shared<Buffer>(c.copy_to_device(*b, device));
       })
       .def("compile", [](const Client& c, const std::string& mlir,
-                         int64_t num_replicas, int64_t num_partitions) {
+                         int64_t num_replicas, int64_t num_partitions,
+                         const std::map<std::string, py::object>& overrides) {
         pjrt::CompileOptions options;
         options.num_replicas = num_replicas;
         options.num_partitions = num_partitions;
         options.portable = num_replicas * num_partitions == 1;
+        for (const auto& [name, value] : overrides) options.env_option_overrides[name] = option_value(name, value);
         py::gil_scoped_release release;
         return c.compile(mlir, options);
-      }, py::arg("mlir"), py::arg("num_replicas") = 1, py::arg("num_partitions") = 1)
+      }, py::arg("mlir"), py::arg("num_replicas") = 1, py::arg("num_partitions") = 1,
+         py::arg("overrides") = std::map<std::string, py::object>{},
+         "Compiles StableHLO text outside the compile cache; `overrides` sets XLA\n"
+         "options for this program only (e.g. {'xla_cpu_enable_fast_math': False}).")
       .def("deserialize", [](const Client& c, const py::bytes& bytes) {
         std::string data = bytes;
         py::gil_scoped_release release;

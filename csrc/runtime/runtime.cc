@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "hlo/target_quirks.h"
 #include "runtime/config.h"
 
 namespace torch_tpu::runtime {
@@ -107,6 +108,9 @@ Runtime::Runtime(const std::string& plugin_path, const std::string& default_opti
     : plugin_path_(plugin_path) {
   auto plugin = pjrt::Plugin::load(plugin_path);
   client_ = pjrt::Client::create(plugin, client_options(default_options));
+  hlo::TargetQuirks quirks;
+  quirks.unfused_column_reductions = client_->platform_name() == "cpu";
+  hlo::set_target_quirks(quirks);
   std::optional<std::string> disk_dir;
   if (config::get_bool(config::kDiskCache)) {
     cache_dir_ = default_cache_dir();
