@@ -118,6 +118,22 @@ def test_serialize_and_deserialize(client):
     np.testing.assert_array_equal(out.to_numpy(), [0, 2, 4, 6])
 
 
+def test_compile_with_option_overrides(client, rng):
+    b = hlo.Builder("add")
+    x = b.parameter("f32", [8])
+    text = b.build([b.add(x, x)])
+    host = rng.standard_normal(8).astype(np.float32)
+    for overrides in ({"xla_cpu_enable_fast_min_max": False}, {"xla_cpu_parallel_codegen_split_count": 2},
+                      {"xla_cpu_experimental_ynn_fusion_type": "LIBRARY_FUSION_TYPE_REDUCE"}):
+        exe = client.compile(text, overrides=overrides)
+        (out,) = exe.execute([client.to_device(host)], wait=True)
+        np.testing.assert_array_equal(out.to_numpy(), host + host)
+    with pytest.raises(pjrt.PjrtError, match="no_such_option"):
+        client.compile(text, overrides={"xla_no_such_option": True})
+    with pytest.raises(TypeError, match="xla_cpu_enable_fast_min_max"):
+        client.compile(text, overrides={"xla_cpu_enable_fast_min_max": [1]})
+
+
 def test_compile_error_carries_plugin_message(client):
     with pytest.raises(pjrt.PjrtError, match="PJRT_Client_Compile.*(parse|unknown|error)"):
         client.compile("this is not a StableHLO module")

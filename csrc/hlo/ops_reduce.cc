@@ -39,9 +39,9 @@ std::vector<int64_t> per_dim_or_default(std::string_view op,
 // A reduce that keeps the innermost dimension, with adjacent reduced
 // dimensions merged and adjacent kept ones merged (dimensions of size 1
 // dropped): the shape to reshape the inputs to and the dimensions to
-// reduce there. Nothing where the innermost dimension larger than 1 is
-// reduced (a row reduction, which XLA's CPU compiler emits well fused) or
-// where the reduce sums fewer than two elements or none.
+// reduce there. Nothing for a row reduction (the innermost dimension of
+// size above 1 reduced, which XLA's CPU compiler emits well when fused) or
+// a reduce over fewer than two elements.
 struct MergedColumns {
   std::vector<int64_t> shape;
   std::vector<int64_t> dims;
