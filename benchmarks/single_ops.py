@@ -10,8 +10,10 @@ are the shapes at which a hunt found them slow (BENCHMARKS.md records the
 figures before and after): embedding_bag with many bags, the backward of a
 long 1-D upsample, top-k sampling over a vocabulary, istft's overlap-add,
 F.fold, adaptive average pooling of a long signal, depthwise convolutions,
-LU (`linalg.solve`), and max reductions (softmax's, over short and long
-rows). `--cases` picks cases by the start of their names.
+LU (`linalg.solve`), max reductions (softmax's, over short and long
+rows), and sums that keep the innermost dimension (a bias gradient's sum
+over batch and sequence, alone and of a product). `--cases` picks cases by
+the start of their names.
 """
 
 from __future__ import annotations
@@ -101,6 +103,17 @@ def logits_max(device):
     return lambda: logits.amax(-1)
 
 
+def column_sum(device):
+    x = torch.randn(64, 64, 1024, generator=torch.Generator().manual_seed(0)).to(device)
+    return lambda: x.sum((0, 1))
+
+
+def column_sum_of_product(device):
+    g = torch.Generator().manual_seed(0)
+    a, b, c = (torch.randn(64, 64, 1024, generator=g).to(device) for _ in range(3))
+    return lambda: (a * b + c).sum((0, 1))
+
+
 CASES = {
     "embedding_bag 100k indices, 10k bags": embedding_bag,
     "linear upsample x2 backward, 10k samples": upsample_backward,
@@ -113,6 +126,8 @@ CASES = {
     "linalg.solve 2048 x 2048": solve,
     "softmax of 16 x 8 x 128 x 128 scores": attention_softmax,
     "amax over rows of 32 x 50257 logits": logits_max,
+    "sum over dims 0, 1 of 64 x 64 x 1024": column_sum,
+    "sum over dims 0, 1 of a * b + c, same shape": column_sum_of_product,
 }
 
 
