@@ -36,6 +36,15 @@ std::vector<int64_t> per_dim_or_default(std::string_view op,
   return v;
 }
 
+// The dimensions of `type` that a reduce over `dims` keeps.
+std::vector<int64_t> kept_dims_of(const TensorType& type, const std::vector<int64_t>& dims) {
+  std::vector<int64_t> kept;
+  for (int64_t i = 0; i < type.rank(); ++i) {
+    if (!check::contains(dims, i)) kept.push_back(type.dims[i]);
+  }
+  return kept;
+}
+
 // A reduce that keeps the innermost dimension, with adjacent reduced
 // dimensions merged and adjacent kept ones merged (dimensions of size 1
 // dropped): the shape to reshape the inputs to and the dimensions to
@@ -82,10 +91,7 @@ std::vector<Value> Builder::reduce(const std::vector<Value>& inputs,
   check_inputs_and_inits(op, inputs, inits);
   check::unique_dims(op, "dimensions", dims, inputs[0].type().rank());
 
-  std::vector<int64_t> kept_dims;
-  for (int64_t i = 0; i < inputs[0].type().rank(); ++i) {
-    if (!check::contains(dims, i)) kept_dims.push_back(inputs[0].type().dims[i]);
-  }
+  const std::vector<int64_t> kept_dims = kept_dims_of(inputs[0].type(), dims);
   // The reduce XLA's CPU compiler vectorizes (TargetQuirks): one merged
   // dimension reduced, over an input it cannot fuse into the reduce (nor
   // unmerge: its simplifier folds a reshape into the reduce it feeds).
@@ -101,15 +107,11 @@ std::vector<Value> Builder::reduce(const std::vector<Value>& inputs,
     }
   }
 
+  const std::vector<int64_t> result_dims = kept_dims_of(reduced_inputs[0].type(), reduced_dims);
   std::vector<TensorType> result_types;
   std::vector<ElementType> dtypes;
-  const TensorType& shape = reduced_inputs[0].type();
   for (const Value& v : reduced_inputs) {
-    std::vector<int64_t> result_dims;
-    for (int64_t i = 0; i < shape.rank(); ++i) {
-      if (!check::contains(reduced_dims, i)) result_dims.push_back(shape.dims[i]);
-    }
-    result_types.emplace_back(v.dtype(), std::move(result_dims));
+    result_types.emplace_back(v.dtype(), result_dims);
     dtypes.push_back(v.dtype());
   }
 
@@ -120,8 +122,8 @@ std::vector<Value> Builder::reduce(const std::vector<Value>& inputs,
   text::AttrList attrs;
   attrs.i64_array("dimensions", reduced_dims);
   std::vector<Value> results = append_op(id, op, operands, result_types, attrs.str(), regions);
-  for (Value& r : results) {
-    if (r.type().dims != kept_dims) r = reshape(r, kept_dims);
+  if (result_dims != kept_dims) {
+    for (Value& r : results) r = reshape(r, kept_dims);
   }
   return results;
 }
