@@ -17,6 +17,7 @@ from torch._functorch.partitioners import default_partition
 
 from torch_tpu._compile.decompositions import tpu_decompositions
 from torch_tpu._compile.graph_runner import make_runner
+from torch_tpu._compile import saved_layouts
 
 # options={...} of torch.compile, with their defaults.
 OPTIONS = {
@@ -63,12 +64,17 @@ def tpu_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], *,
     def compile_graph(graph: torch.fx.GraphModule, inputs: Sequence[Any]) -> Any:
         return make_runner(graph, config["fuse"], config["replay"])
 
+    def partition(joint: torch.fx.GraphModule, joint_inputs: Any, **kwargs: Any) -> Any:
+        fw, bw = default_partition(joint, joint_inputs, **kwargs)
+        saved_layouts.mark(fw, bw)
+        return fw, bw
+
     return aot_autograd(
         fw_compiler=compile_graph,
         bw_compiler=compile_graph,
         inference_compiler=compile_graph,
         decompositions=tpu_decompositions(),
-        partition_fn=default_partition,
+        partition_fn=partition,
         # BatchNorm's running statistics and other buffer updates stay in
         # the graph (as copy_ into the input) instead of an epilogue.
         keep_inference_input_mutations=True,

@@ -28,7 +28,7 @@ import torch
 
 import torch_tpu
 from torch_tpu import _C
-from torch_tpu._compile import input_updates, rng_state, strides
+from torch_tpu._compile import input_updates, rng_state, saved_layouts, strides
 
 log = logging.getLogger(__name__)
 
@@ -188,6 +188,15 @@ def make_runner(gm: torch.fx.GraphModule, fuse: bool, replay: bool = True) -> Ca
     input_updates.batch_input_copies(gm)
     sets_rng_state = rng_state.replace_rng_state_ops(gm)
     layouts = strides.traced_layouts(gm)
+    # Saved activations crossing from forward to backward channels-last
+    # (saved_layouts): only when the graph is one program, where the
+    # conversions cost nothing.
+    channels_last_outputs = saved_layouts.forward_outputs(gm) if fuse else []
+    channels_last_inputs = saved_layouts.backward_inputs(gm) if fuse else []
+
+    def call(args: list) -> Any:
+        outputs = gm(*saved_layouts.to_contiguous(args, channels_last_inputs))
+        return saved_layouts.to_channels_last(strides.restore_layouts(outputs, layouts), channels_last_outputs)
     # A graph that is not replayed still gets a replayer, given up from the
     # start, so replay_status() lists it with the reason.
     replayer = _Replayer(f"graph of {len(gm.graph.nodes)} nodes") if fuse else None
@@ -205,7 +214,7 @@ def make_runner(gm: torch.fx.GraphModule, fuse: bool, replay: bool = True) -> Ca
 
     def record(args: list) -> Any:
         with _fused_on_this_thread():
-            outputs = strides.restore_layouts(gm(*args), layouts)
+            outputs = call(args)
             torch_tpu.materialize()
         return outputs
 
@@ -213,7 +222,7 @@ def make_runner(gm: torch.fx.GraphModule, fuse: bool, replay: bool = True) -> Ca
         capture = _C.capture.GraphCapture(_tensors(args) + constants)
         try:
             with _fused_on_this_thread():
-                outputs = strides.restore_layouts(gm(*args), layouts)
+                outputs = call(args)
                 tensors, template = _split_outputs(outputs)
                 capture.finish(tensors)
         except BaseException:
@@ -228,7 +237,7 @@ def make_runner(gm: torch.fx.GraphModule, fuse: bool, replay: bool = True) -> Ca
 
     def run(args: list) -> Any:
         if not fuse:
-            return strides.restore_layouts(gm(*args), layouts)
+            return call(args)
         if replayer is None or replayer.failure is not None:
             return record(args)
         key = tuple(a for a in args if not isinstance(a, torch.Tensor))
