@@ -197,6 +197,7 @@ def make_runner(gm: torch.fx.GraphModule, fuse: bool, replay: bool = True) -> Ca
     def call(args: list) -> Any:
         outputs = gm(*saved_layouts.to_contiguous(args, channels_last_inputs))
         return saved_layouts.to_channels_last(strides.restore_layouts(outputs, layouts), channels_last_outputs)
+
     # A graph that is not replayed still gets a replayer, given up from the
     # start, so replay_status() lists it with the reason.
     replayer = _Replayer(f"graph of {len(gm.graph.nodes)} nodes") if fuse else None

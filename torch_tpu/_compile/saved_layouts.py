@@ -65,15 +65,14 @@ def mark(fw: torch.fx.GraphModule, bw: torch.fx.GraphModule) -> None:
     # comes from; it follows the forward's own outputs (the same node may be
     # both), hence the last position.
     position = {out.name: i for i, out in enumerate(outs) if isinstance(out, torch.fx.Node)}
-    sources = {out.name: out for out in outs if isinstance(out, torch.fx.Node)}
     fw_outputs, bw_inputs = [], []
     placeholders = [n for n in bw.graph.nodes if n.op == "placeholder"]
     for i, node in enumerate(placeholders):
         val = node.meta.get("val")
-        source = sources.get(node.name)
-        if (source is not None and isinstance(val, torch.Tensor) and val.dim() == 4
-                and val.is_floating_point() and val.is_contiguous() and _touches_a_convolution(source)):
-            fw_outputs.append(position[node.name])
+        out = position.get(node.name)
+        if (out is not None and isinstance(val, torch.Tensor) and val.dim() == 4
+                and val.is_floating_point() and val.is_contiguous() and _touches_a_convolution(outs[out])):
+            fw_outputs.append(out)
             bw_inputs.append(i)
     if fw_outputs:
         fw.meta[_FORWARD_KEY] = fw_outputs
