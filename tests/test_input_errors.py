@@ -320,7 +320,8 @@ OVERLAP = "some elements of the input tensor and the written-to tensor refer to 
 
 @pytest.mark.parametrize("case", [
     "add_", "add_out", "mul_", "neg_out", "clamp_", "where_out", "addcmul_", "lerp_", "copy_", "cumsum_out",
-    "index_add_", "index_copy_", "index_add_out", "foreach_add_",
+    "index_add_", "index_copy_", "index_add_out", "foreach_add_", "scatter_", "scatter_add_",
+    "scatter_reduce_", "scatter_out", "gather_out",
 ])
 def test_an_input_covering_part_of_the_output_is_refused_as_on_cpu(case):
     """CPU and CUDA write element by element and refuse an input that covers
@@ -343,6 +344,11 @@ def test_an_input_covering_part_of_the_output_is_refused_as_on_cpu(case):
             "index_copy_": lambda: x.index_copy_(0, torch.arange(8, device=x.device), x),
             "index_add_out": lambda: torch.index_add(x[:4], 0, i, x[4:6], out=x[3:7]),
             "foreach_add_": lambda: torch._foreach_add_([x[:4], x[6:]], [x[2:6], x[6:]]),
+            "scatter_": lambda: x.scatter_(0, i, x[5:7]),
+            "scatter_add_": lambda: x.scatter_add_(0, i, x[5:7]),
+            "scatter_reduce_": lambda: x.scatter_reduce_(0, i, x[5:7], "amax"),
+            "scatter_out": lambda: torch.scatter(x[:4], 0, i, x[5:7], out=x[4:8]),
+            "gather_out": lambda: torch.gather(x, 0, i, out=x[5:7]),
         }[case]()
     raises_like_cpu(run, torch.arange(8.0), match=OVERLAP)
 

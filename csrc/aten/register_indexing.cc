@@ -89,6 +89,10 @@ at::Tensor gather_into(const at::Tensor& self, int64_t dim_in, const at::Tensor&
   if (out) {
     check_exact(self.scalar_type(), *out);
     at::native::resize_output(*out, index.sizes());
+    // CPU's checks: the result may not share memory with the input, nor
+    // partly with the index.
+    at::assert_no_overlap(*out, self);
+    at::assert_no_partial_overlap(*out, index);
     run_checked_into(call, body, *out, CheckError::kRuntime, message);
     return *out;
   }
@@ -153,14 +157,22 @@ at::Tensor scatter_any(const char* name, const char* method, const at::Tensor& s
     return ops::lower_scatter(b, t[0], t[1], has_src ? t[2] : s[0], dim, kind, include_self);
   };
   const std::string message = bounds_message(method, dim, size_or_one(self, dim));
+  // CPU's checks, with its messages: the written tensor may share no
+  // memory with the index or the source.
+  auto check_written = [&](const at::Tensor& dst) {
+    at::assert_no_overlap(dst, index);
+    if (has_src) at::assert_no_overlap(dst, src);
+  };
   switch (form) {
     case Form::kFunctional: return run_checked(call, body, CheckError::kRuntime, message);
     case Form::kInPlace:
+      check_written(self);
       run_checked_into(call, body, self, CheckError::kRuntime, message);
       return self;
     case Form::kOut:
       check_exact(self.scalar_type(), *out);
       at::native::resize_output(*out, self.sizes());
+      check_written(*out);
       run_checked_into(call, body, *out, CheckError::kRuntime, message);
       return *out;
   }
