@@ -42,3 +42,15 @@ def test_a_child_serves_blocks_of_steps_on_request():
     blocks = [json.loads(line[len("BLOCK "):]) for line in lines if line.startswith("BLOCK ")]
     assert [len(b["times"]) for b in blocks] == [2, 3], out
     assert all(t > 0 for b in blocks for t in b["times"]), out
+
+
+def test_long_chains_prints_a_row_per_case_and_limit():
+    """long_chains.py: each case in a process per limit; the capped run of
+    a kept recurrence has barriers, the uncapped one none."""
+    script = os.path.join(ROOT, "benchmarks", "long_chains.py")
+    out = subprocess.run([sys.executable, script, "--cases", "recurrence:40", "--repeats", "1"],
+                         capture_output=True, text=True, timeout=600, env=dict(os.environ, PYTHONWARNINGS="ignore"))
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    rows = re.findall(r"^recurrence:40\s+(\d+)\s+[\d.]+\s+[\d.]+x\s+[\d.]+\s+[\d.]+x\s+(\d+)$", out.stdout, re.M)
+    assert [limit for limit, _ in rows] == ["0", "32"], out.stdout
+    assert rows[0][1] == "0" and int(rows[1][1]) > 0, out.stdout

@@ -94,8 +94,10 @@ def fused_stats() -> dict:
     and operand types: later recordings of the same op reuse its lowering),
     graphs run, and materializations by reason (read, synchronize,
     size_limit, mode_switch, explicit, start_of_backward, end_of_backward,
-    thread_end); graphs_replayed counts torch.compile graph calls launched
-    from a captured program without recording."""
+    thread_end); chain_barriers counts values computed once to cut a long
+    run of cheap elementwise ops (docs/eager_modes.md); graphs_replayed
+    counts torch.compile graph calls launched from a captured program
+    without recording."""
     return _C.aten.fused_stats()
 
 

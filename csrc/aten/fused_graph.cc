@@ -9,6 +9,7 @@
 #include <array>
 #include <atomic>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -44,6 +45,17 @@ int64_t max_ops() {
     int64_t v = config::get_int(config::kFusedMaxOps).value_or(2000);
     TORCH_CHECK_VALUE(v > 0, config::kFusedMaxOps.name, " must be positive, got ", v);
     return v;
+  }();
+  return n;
+}
+
+// The longest run of cheap elementwise ops a graph lets its values chain
+// (0: no limit); see DeferredGraph::limit_chains.
+int64_t max_chain() {
+  static const int64_t n = [] {
+    int64_t v = config::get_int(config::kFusedMaxChain).value_or(32);
+    TORCH_CHECK_VALUE(v >= 0, config::kFusedMaxChain.name, " must be 0 or positive, got ", v);
+    return std::min<int64_t>(v, std::numeric_limits<uint16_t>::max() / 2);
   }();
   return n;
 }
@@ -213,15 +225,16 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
       key_.push_back('!');
       throw;
     }
+    const std::vector<uint16_t> chains = limit_chains(recorded);
     recorded.first_result = static_cast<uint32_t>(results_.size());
     auto self = shared_from_this();
     const std::vector<hlo::TensorType>& types = recorded.fragment->result_types();
     std::vector<DeviceBufferPtr> out;
     out.reserve(types.size());
-    for (const hlo::TensorType& type : types) {
-      auto buffer = std::make_shared<DeviceBuffer>(type, device_, self);
+    for (size_t i = 0; i < types.size(); ++i) {
+      auto buffer = std::make_shared<DeviceBuffer>(types[i], device_, self);
       result_ids_[buffer.get()] = static_cast<uint32_t>(results_.size());
-      results_.emplace_back(buffer);
+      add_result(buffer, chains[i]);
       out.push_back(std::move(buffer));
     }
     ops_.push_back(std::move(recorded));
@@ -260,7 +273,8 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
     s.graphs_run++;
     s.graph_ops_run += size();
     s.results_computed += static_cast<int64_t>(live.size());
-    s.results_dropped += static_cast<int64_t>(results_.size() - live.size());
+    s.results_dropped += static_cast<int64_t>(results_.size() - barriers_ - live.size());
+    s.chain_barriers += barriers_;
     if (live.empty()) {
       release_inputs();
       report_to_observer(key, live, {});
@@ -325,6 +339,13 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
       std::vector<hlo::Value> results(results_.size());
       std::vector<hlo::Value> arguments;
       for (const RecordedOp& op : ops_) {
+        for (const auto& [barrier, source] : op.barriers) {
+          // x / 1 with the 1 a parameter: XLA can neither fold it away nor
+          // copy it into consumers (a divide is expensive to it).
+          const hlo::Value& x = results[source];
+          const hlo::Value one = parameters[one_parameter(x.dtype())];
+          results[barrier] = b.divide(x, b.broadcast_in_dim(one, x.type().dims, {}));
+        }
         arguments.clear();
         for (uint32_t a : op.arguments) arguments.push_back(a & kResultBit ? results[a & ~kResultBit] : parameters[a]);
         const OpFragment::Form& form = op.fragment->form_for(b, arguments);
@@ -333,7 +354,9 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
       }
       std::vector<hlo::Value> outputs;
       outputs.reserve(live_results_.size());
-      for (uint32_t r : live_results_) outputs.push_back(results[r]);
+      // A barriered value is returned as the barrier: the same value, and
+      // then XLA computes the run before it once.
+      for (uint32_t r : live_results_) outputs.push_back(results[barrier_of_[r] != kNoBarrier ? barrier_of_[r] : r]);
       for (const auto& [param, out] : aliases_) b.alias_parameter(param, out);
       text_ = b.build(outputs);
       built_ = true;
@@ -406,14 +429,113 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
     std::shared_ptr<const OpFragment> fragment;
     std::vector<uint32_t> arguments;
     uint32_t first_result = 0;  // its results are results_[first_result, + count)
+    // Barriers computed just before the op: (barrier, the result it copies).
+    std::vector<std::pair<uint32_t, uint32_t>> barriers;
   };
+
+  static constexpr uint32_t kNoBarrier = std::numeric_limits<uint32_t>::max();
+
+  void add_result(const DeviceBufferPtr& buffer, uint16_t chain) {
+    results_.emplace_back(buffer);
+    chains_.push_back(chain);
+    barrier_of_.push_back(kNoBarrier);
+  }
+
+  // A graph's values can chain cheap elementwise ops (add, multiply,
+  // select, reshape) without end: a recurrence whose every step is kept,
+  // or a recurrent network's cell state saved for backward. XLA's fusion
+  // copies such ops into every consumer that needs them, so each kept step
+  // would recompute the run from its start: compile time and run time
+  // quadratic in its length (a 200-step `x = x * a + b` kept whole took
+  // 29 s to compile, 1 s cut). Runs are therefore cut at max_chain() ops:
+  // an argument whose run would grow past it is first divided by a 1 the
+  // program takes as a parameter (a barrier: the same value, computed
+  // once), and this op and every later one read that. Only floating point
+  // values get barriers. Returns the runs ending at the op's results.
+  std::vector<uint16_t> limit_chains(RecordedOp& recorded) {
+    const std::vector<hlo::Builder::ResultChain>& chains = recorded.fragment->plain.flow.chains;
+    const int64_t limit = max_chain();
+    auto run_of = [&](uint32_t argument) -> int64_t {
+      return argument & kResultBit ? chains_[argument & ~kResultBit] : 0;
+    };
+    if (limit > 0) {
+      for (const hlo::Builder::ResultChain& chain : chains) {
+        for (const auto& [parameter, length] : chain.parameters) {
+          const uint32_t argument = recorded.arguments[parameter];
+          // (A run that starts at the argument, 0 long, is the op's own.)
+          const int64_t run = run_of(argument);
+          if (run == 0 || run + length <= limit) continue;
+          const uint32_t source = argument & ~kResultBit;
+          if (!barrier_allowed(source)) continue;
+          const uint32_t barrier = add_barrier(source);
+          recorded.barriers.emplace_back(barrier, source);
+          for (uint32_t& a : recorded.arguments) {
+            if (a == argument) a = barrier | kResultBit;
+          }
+        }
+      }
+    }
+    std::vector<uint16_t> out;
+    out.reserve(chains.size());
+    for (const hlo::Builder::ResultChain& chain : chains) {
+      int64_t run = chain.inside;
+      for (const auto& [parameter, length] : chain.parameters) {
+        run = std::max(run, run_of(recorded.arguments[parameter]) + length);
+      }
+      out.push_back(static_cast<uint16_t>(std::clamp<int64_t>(run, 0, std::numeric_limits<uint16_t>::max())));
+    }
+    return out;
+  }
+
+  bool barrier_allowed(uint32_t result) const {
+    const ElementType dtype = result_type(result).dtype;
+    return dtype == ElementType::kF32 || dtype == ElementType::kBF16 || dtype == ElementType::kF16 ||
+           dtype == ElementType::kF64;
+  }
+
+  // The barrier copy of `source`, a new value of the graph that later ops
+  // bind to in its place (its run starts over).
+  uint32_t add_barrier(uint32_t source) {
+    const auto barrier = static_cast<uint32_t>(results_.size());
+    add_result(nullptr, 0);
+    barrier_of_[source] = barrier;
+    barrier_types_.emplace(barrier, result_type(source));
+    one_parameter(result_type(source).dtype);
+    append_id(key_, 'b', source);
+    ++barriers_;
+    return barrier;
+  }
+
+  // The type of result `index` (a barrier has its source's).
+  const hlo::TensorType& result_type(uint32_t index) const {
+    auto barrier = barrier_types_.find(index);
+    if (barrier != barrier_types_.end()) return barrier->second;
+    for (auto op = ops_.rbegin(); op != ops_.rend(); ++op) {
+      if (op->first_result <= index) return op->fragment->result_types()[index - op->first_result];
+    }
+    TORCH_INTERNAL_ASSERT(false, "fused graph: no op made result ", index);
+  }
+
+  // The parameter holding a 1 of `dtype` that barriers divide by, added
+  // on first use.
+  uint32_t one_parameter(ElementType dtype) {
+    for (const auto& [type, parameter] : ones_) {
+      if (type == dtype) return parameter;
+    }
+    const ScalarInput one{dtype, c10::Scalar(1.0)};
+    key_.push_back('1');
+    const uint32_t parameter = add_parameter(cached_scalar_buffer(device_, one), &one);
+    ones_.emplace_back(dtype, parameter);
+    return parameter;
+  }
 
   // A buffer's value inside the graph: an earlier op's result, or a
   // parameter (one per distinct buffer).
   uint32_t bind(const DeviceBufferPtr& buffer) {
     if (buffer->pending()) {
       if (buffer->source().get() == this) {
-        const uint32_t id = result_ids_.at(buffer.get());
+        uint32_t id = result_ids_.at(buffer.get());
+        if (barrier_of_[id] != kNoBarrier) id = barrier_of_[id];
         append_id(key_, 'r', id);
         return id | kResultBit;
       }
@@ -469,7 +591,14 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
   std::vector<DeviceBufferPtr> parameters_;  // argument order; released at launch
   std::vector<hlo::TensorType> parameter_types_;  // kept for the text
   ska::flat_hash_map<const DeviceBuffer*, uint32_t> parameter_ids_;
-  std::vector<std::weak_ptr<DeviceBuffer>> results_;  // every op's results in order
+  std::vector<std::weak_ptr<DeviceBuffer>> results_;  // every op's results in order, and barriers
+  // Per result: the run of cheap ops ending at it (limit_chains), and its
+  // barrier copy if it has one.
+  std::vector<uint16_t> chains_;
+  std::vector<uint32_t> barrier_of_;
+  std::unordered_map<uint32_t, hlo::TensorType> barrier_types_;
+  std::vector<std::pair<ElementType, uint32_t>> ones_;  // (dtype, parameter) barriers divide by
+  int64_t barriers_ = 0;
   // Pending buffers of this graph -> their index in results_. An entry may
   // outlive its buffer; bind() checks that a buffer is still pending on
   // this graph before trusting it, and a new result at a reused address

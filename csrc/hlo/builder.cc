@@ -142,13 +142,31 @@ Builder::Flow Builder::flow_of(std::string_view op_name) {
       "stablehlo.custom_call", "stablehlo.fft", "stablehlo.rng_bit_generator", "stablehlo.triangular_solve",
       "stablehlo.cholesky", "stablehlo.all_reduce", "stablehlo.all_gather", "stablehlo.all_to_all",
       "stablehlo.reduce_scatter", "stablehlo.collective_permute", "func.call"};
+  // What XLA's fusion treats as expensive: it fuses them into a consumer
+  // but computes them once rather than copying them into each consumer.
+  // chlo ops expand into several ops, most of them among these.
+  static constexpr std::string_view kFusedOnce[] = {
+      "stablehlo.divide", "stablehlo.remainder", "stablehlo.power", "stablehlo.exponential",
+      "stablehlo.exponential_minus_one", "stablehlo.log", "stablehlo.log_plus_one", "stablehlo.logistic",
+      "stablehlo.tanh", "stablehlo.sqrt", "stablehlo.rsqrt", "stablehlo.cbrt", "stablehlo.atan2",
+      "stablehlo.reduce", "stablehlo.reduce_window", "stablehlo.gather", "stablehlo.select_and_scatter"};
+  static constexpr std::string_view kCheapChlo[] = {"chlo.is_inf", "chlo.is_pos_inf", "chlo.is_neg_inf"};
   for (std::string_view name : kSameBuffer) {
     if (op_name == name) return Flow::kSameBuffer;
   }
   for (std::string_view name : kMaterialized) {
     if (op_name == name) return Flow::kMaterialized;
   }
-  return starts_with(op_name, "chlo.") || starts_with(op_name, "stablehlo.") ? Flow::kFusible : Flow::kMaterialized;
+  for (std::string_view name : kFusedOnce) {
+    if (op_name == name) return Flow::kFusedOnce;
+  }
+  if (starts_with(op_name, "chlo.")) {
+    for (std::string_view name : kCheapChlo) {
+      if (op_name == name) return Flow::kFusible;
+    }
+    return Flow::kFusedOnce;
+  }
+  return starts_with(op_name, "stablehlo.") ? Flow::kFusible : Flow::kMaterialized;
 }
 
 std::unordered_set<int> Builder::buffer_of(int x) const {
@@ -234,6 +252,7 @@ Builder::ParameterFlow Builder::parameter_flow(const std::vector<Value>& results
       if (records_[id].parameter_index >= 0) same.insert(records_[id].parameter_index);
     }
   }
+  flow.chains = fusion_chains(results);
   flow.reads.assign(reads.begin(), reads.end());
   flow.same_buffer.assign(same.begin(), same.end());
   std::sort(flow.reads.begin(), flow.reads.end());

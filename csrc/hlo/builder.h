@@ -109,9 +109,20 @@ class Builder {
   // How a module's results depend on its parameters, for the caller's own
   // decisions: which parameters they read within XLA's fusions, and which
   // parameters' buffers they may reuse (in-place chains).
+  //
+  // `chains` has one entry per result: the longest run of cheap elementwise
+  // ops (ops XLA's fusion copies into every consumer instead of computing
+  // them once) that ends at the result, counted from each parameter it
+  // starts at and from values computed inside (fusion_chains.cc). A caller
+  // adds its own runs to these to see how deep a chain grows across calls.
+  struct ResultChain {
+    int inside = -1;                              // from a value computed here (-1: none)
+    std::vector<std::pair<int, int>> parameters;  // (parameter, length), by parameter
+  };
   struct ParameterFlow {
     std::vector<int> reads;
     std::vector<int> same_buffer;
+    std::vector<ResultChain> chains;
   };
   ParameterFlow parameter_flow(const std::vector<Value>& results) const;
   // call_function with the callee's ParameterFlow (its results' union),
@@ -336,6 +347,8 @@ class Builder {
   // update_reads_operand.
   enum class Flow : uint8_t {
     kFusible,      // XLA may compute it inside a consumer's loop fusion
+    kFusedOnce,    // the same, but never copied into a second consumer
+                   // (transcendental ops, divide, reductions, gathers)
     kMaterialized, // computed apart (dot, convolution, control flow, calls)
     kSameBuffer,   // may reuse operand 0's buffer (reshape, bitcast, DUS, scatter)
     kCall,         // a call with a ParameterFlow (call_flows_)
@@ -392,6 +405,8 @@ class Builder {
   // whether the update's computation reaches one of them; the parameters
   // the update's walk reached go to *parameters when given.
   std::unordered_set<int> buffer_of(int id) const;
+  // ParameterFlow::chains of `results` (fusion_chains.cc).
+  std::vector<ResultChain> fusion_chains(const std::vector<Value>& results) const;
   bool reaches(int id, const std::unordered_set<int>& targets, std::vector<int>* parameters) const;
 
   void check_open(std::string_view op_name) const;

@@ -29,6 +29,7 @@ py::dict fused_stats_dict() {
   d["results_computed"] = s.results_computed;
   d["results_dropped"] = s.results_dropped;
   d["buffers_donated"] = s.buffers_donated;
+  d["chain_barriers"] = s.chain_barriers;
   d["graphs_replayed"] = s.graphs_replayed;
   return d;
 }

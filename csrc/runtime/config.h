@@ -58,6 +58,11 @@ inline constexpr EnvVar kFusedMaxOps{
     "In fused eager mode, how large a deferred graph may grow before it is "
     "materialized, in op results (most ops have one; a _foreach_ op over n "
     "tensors has n)."};
+inline constexpr EnvVar kFusedMaxChain{
+    "TORCH_TPU_FUSED_MAX_CHAIN", "32",
+    "In fused eager mode and compiled programs, how many cheap elementwise "
+    "ops (add, multiply, select, reshape, ...) a run may chain before the "
+    "graph computes its value once for the rest of the graph; 0: no limit."};
 inline constexpr EnvVar kFusedSplitBackward{
     "TORCH_TPU_FUSED_SPLIT_BACKWARD", "1",
     "In fused eager mode, launch the graph a backward pass starts from (the "
