@@ -414,6 +414,15 @@ def test_activation_values(name):
         assert_same(fn, torch.tensor([1, 2]))  # integers: CPU's error
 
 
+def test_elu_takes_its_linear_side_at_zero_as_cpu_does():
+    # At x = +-0 CPU returns x * scale, which only shows with an infinite or
+    # NaN alpha (alpha * expm1(0) is NaN there).
+    x = torch.tensor([-1.0, -0.0, 0.0, 1.0])
+    for alpha in (INF, NAN, -2.0):
+        assert_same(lambda t: F.elu(t, alpha=alpha), x)
+        assert_same(lambda t: F.celu(t, alpha=alpha), x)
+
+
 @pytest.mark.parametrize("name", [n for n in ACTIVATIONS if n not in ("rrelu_eval",)])
 def test_activation_grad(name):
     fn = ACTIVATIONS[name]

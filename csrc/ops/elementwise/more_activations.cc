@@ -52,7 +52,9 @@ hlo::Value lower_elu(hlo::Builder& b, const hlo::Value& input, const hlo::Value&
   hlo::Value s = fill(b, scale, x);
   hlo::Value negative = b.multiply(b.exponential_minus_one(b.multiply(x, fill(b, input_scale, x))),
                                    b.multiply(fill(b, alpha, x), s));
-  hlo::Value r = b.select(b.compare(x, k(b, 0, x), "LE"), negative, b.multiply(x, s));
+  // Zero takes the linear side, as on CPU: it keeps the zero's sign, and
+  // alpha * expm1(0) would be NaN for an infinite alpha.
+  hlo::Value r = b.select(b.compare(x, k(b, 0, x), "LT"), negative, b.multiply(x, s));
   return convert_to(b, r, input.dtype());
 }
 
