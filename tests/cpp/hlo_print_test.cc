@@ -657,6 +657,32 @@ void check_caller_values() {
          "the call's result may be its operand's buffer (in place)");
 }
 
+// ParameterFlow::chains: the runs of cheap ops reaching each result.
+void check_fusion_chains() {
+  Builder b("chains");
+  Value x = b.parameter(f32({4}));
+  Value y = b.parameter(f32({4}));
+  Value w = b.parameter(f32({4, 4}));
+  // x: three cheap ops; y: one, then the add.
+  Value cheap = b.add(b.multiply(b.negate(x), b.constant_splat(2.0, f32({4}))), b.negate(y));
+  // exp is computed once: the run after it starts there.
+  Value after_exp = b.add(b.exponential(cheap), y);
+  DotDims dims;
+  dims.lhs_contracting_dims = {1};
+  dims.rhs_contracting_dims = {0};
+  Value after_dot = b.negate(b.dot_general(w, x, dims));
+  Builder::ParameterFlow flow = b.parameter_flow({cheap, after_exp, after_dot, x});
+  expect(flow.chains.size() == 4, "a chain per result");
+  using Runs = std::vector<std::pair<int, int>>;
+  expect(flow.chains[0].parameters == Runs({{0, 3}, {1, 2}}) && flow.chains[0].inside == 2,
+         "cheap ops: x 3 long, y 2, the constant's 2");
+  expect(flow.chains[1].parameters == Runs({{1, 1}}) && flow.chains[1].inside == 1,
+         "after exp: only y's run and exp's own");
+  expect(flow.chains[2].parameters.empty() && flow.chains[2].inside == 1, "after a dot: the dot's run only");
+  expect(flow.chains[3].parameters == Runs({{0, 0}}) && flow.chains[3].inside == -1,
+         "a parameter returned as it is: a run of 0");
+}
+
 void check_errors() {
   Builder b("errors");
   Value x = b.parameter(f32({2, 3}));
@@ -749,6 +775,7 @@ int main(int argc, char** argv) {
   check_spellings(modules);
   check_errors();
   check_caller_values();
+  check_fusion_chains();
   std::cout << passes << " passed, " << failures << " failed\n";
   return failures == 0 ? 0 : 1;
 }
