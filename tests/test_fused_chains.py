@@ -1,7 +1,9 @@
 """Long runs of cheap elementwise ops in one fused graph are cut by
 barriers (fused_graph.cc, DeferredGraph::limit_chains; docs/eager_modes.md
-"Long chains of cheap ops"): XLA would otherwise recompute a run from its
-start for every value of it that is kept. The barriers change no value."""
+"Long runs of cheap ops"): XLA would otherwise recompute a run from its
+start for every value of it that is kept. A barrier changes no value but
+a subnormal's, a signaling NaN's, and the rounding of a multiply-add it
+separates."""
 
 from __future__ import annotations
 

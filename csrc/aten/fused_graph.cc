@@ -234,7 +234,7 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
     for (size_t i = 0; i < types.size(); ++i) {
       auto buffer = std::make_shared<DeviceBuffer>(types[i], device_, self);
       result_ids_[buffer.get()] = static_cast<uint32_t>(results_.size());
-      add_result(buffer, chains[i]);
+      add_result(buffer, types[i].dtype, chains[i]);
       out.push_back(std::move(buffer));
     }
     ops_.push_back(std::move(recorded));
@@ -339,12 +339,12 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
       std::vector<hlo::Value> results(results_.size());
       std::vector<hlo::Value> arguments;
       for (const RecordedOp& op : ops_) {
-        for (const auto& [barrier, source] : op.barriers) {
+        for (const Barrier& barrier : op.barriers) {
           // x / 1 with the 1 a parameter: XLA can neither fold it away nor
           // copy it into consumers (a divide is expensive to it).
-          const hlo::Value& x = results[source];
-          const hlo::Value one = parameters[one_parameter(x.dtype())];
-          results[barrier] = b.divide(x, b.broadcast_in_dim(one, x.type().dims, {}));
+          const hlo::Value& x = results[barrier.source];
+          results[barrier.result] =
+              b.divide(x, b.broadcast_in_dim(parameters[barrier.one], x.type().dims, {}));
         }
         arguments.clear();
         for (uint32_t a : op.arguments) arguments.push_back(a & kResultBit ? results[a & ~kResultBit] : parameters[a]);
@@ -425,18 +425,26 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
   // index with kResultBit set.
   static constexpr uint32_t kResultBit = uint32_t{1} << 31;
 
+  // A barrier (limit_chains): result `result` is result `source` divided
+  // by parameter `one`, a 1 of its type.
+  struct Barrier {
+    uint32_t result;
+    uint32_t source;
+    uint32_t one;
+  };
+
   struct RecordedOp {
     std::shared_ptr<const OpFragment> fragment;
     std::vector<uint32_t> arguments;
     uint32_t first_result = 0;  // its results are results_[first_result, + count)
-    // Barriers computed just before the op: (barrier, the result it copies).
-    std::vector<std::pair<uint32_t, uint32_t>> barriers;
+    std::vector<Barrier> barriers;  // computed just before the op
   };
 
   static constexpr uint32_t kNoBarrier = std::numeric_limits<uint32_t>::max();
 
-  void add_result(const DeviceBufferPtr& buffer, uint16_t chain) {
+  void add_result(const DeviceBufferPtr& buffer, ElementType dtype, uint16_t chain) {
     results_.emplace_back(buffer);
+    dtypes_.push_back(dtype);
     chains_.push_back(chain);
     barrier_of_.push_back(kNoBarrier);
   }
@@ -459,19 +467,24 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
       return argument & kResultBit ? chains_[argument & ~kResultBit] : 0;
     };
     if (limit > 0) {
+      // The arguments to cut, and the 1s they divide by: the 1s are found
+      // (uploaded, which can fail) before the graph changes.
+      std::vector<std::pair<uint32_t, uint32_t>> cuts;  // (argument, one)
       for (const hlo::Builder::ResultChain& chain : chains) {
         for (const auto& [parameter, length] : chain.parameters) {
           const uint32_t argument = recorded.arguments[parameter];
           // (A run that starts at the argument, 0 long, is the op's own.)
           const int64_t run = run_of(argument);
-          if (run == 0 || run + length <= limit) continue;
-          const uint32_t source = argument & ~kResultBit;
-          if (!barrier_allowed(source)) continue;
-          const uint32_t barrier = add_barrier(source);
-          recorded.barriers.emplace_back(barrier, source);
-          for (uint32_t& a : recorded.arguments) {
-            if (a == argument) a = barrier | kResultBit;
-          }
+          if (run == 0 || run + length <= limit || !barrier_allowed(dtypes_[argument & ~kResultBit])) continue;
+          const bool seen = std::any_of(cuts.begin(), cuts.end(), [&](const auto& c) { return c.first == argument; });
+          if (!seen) cuts.emplace_back(argument, one_parameter(dtypes_[argument & ~kResultBit]));
+        }
+      }
+      for (const auto& [argument, one] : cuts) {
+        const uint32_t barrier = add_barrier(argument & ~kResultBit, one);
+        recorded.barriers.push_back({barrier, argument & ~kResultBit, one});
+        for (uint32_t& a : recorded.arguments) {
+          if (a == argument) a = barrier | kResultBit;
         }
       }
     }
@@ -487,33 +500,21 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
     return out;
   }
 
-  bool barrier_allowed(uint32_t result) const {
-    const ElementType dtype = result_type(result).dtype;
+  static bool barrier_allowed(ElementType dtype) {
     return dtype == ElementType::kF32 || dtype == ElementType::kBF16 || dtype == ElementType::kF16 ||
            dtype == ElementType::kF64;
   }
 
   // The barrier copy of `source`, a new value of the graph that later ops
   // bind to in its place (its run starts over).
-  uint32_t add_barrier(uint32_t source) {
+  uint32_t add_barrier(uint32_t source, uint32_t one) {
     const auto barrier = static_cast<uint32_t>(results_.size());
-    add_result(nullptr, 0);
+    add_result(nullptr, dtypes_[source], 0);
     barrier_of_[source] = barrier;
-    barrier_types_.emplace(barrier, result_type(source));
-    one_parameter(result_type(source).dtype);
     append_id(key_, 'b', source);
+    append_id(key_, 'o', one);
     ++barriers_;
     return barrier;
-  }
-
-  // The type of result `index` (a barrier has its source's).
-  const hlo::TensorType& result_type(uint32_t index) const {
-    auto barrier = barrier_types_.find(index);
-    if (barrier != barrier_types_.end()) return barrier->second;
-    for (auto op = ops_.rbegin(); op != ops_.rend(); ++op) {
-      if (op->first_result <= index) return op->fragment->result_types()[index - op->first_result];
-    }
-    TORCH_INTERNAL_ASSERT(false, "fused graph: no op made result ", index);
   }
 
   // The parameter holding a 1 of `dtype` that barriers divide by, added
@@ -523,8 +524,9 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
       if (type == dtype) return parameter;
     }
     const ScalarInput one{dtype, c10::Scalar(1.0)};
+    DeviceBufferPtr buffer = cached_scalar_buffer(device_, one);
     key_.push_back('1');
-    const uint32_t parameter = add_parameter(cached_scalar_buffer(device_, one), &one);
+    const uint32_t parameter = add_parameter(buffer, &one);
     ones_.emplace_back(dtype, parameter);
     return parameter;
   }
@@ -592,11 +594,11 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
   std::vector<hlo::TensorType> parameter_types_;  // kept for the text
   ska::flat_hash_map<const DeviceBuffer*, uint32_t> parameter_ids_;
   std::vector<std::weak_ptr<DeviceBuffer>> results_;  // every op's results in order, and barriers
-  // Per result: the run of cheap ops ending at it (limit_chains), and its
-  // barrier copy if it has one.
+  // Per result: its element type, the run of cheap ops ending at it
+  // (limit_chains), and its barrier copy if it has one.
+  std::vector<ElementType> dtypes_;
   std::vector<uint16_t> chains_;
   std::vector<uint32_t> barrier_of_;
-  std::unordered_map<uint32_t, hlo::TensorType> barrier_types_;
   std::vector<std::pair<ElementType, uint32_t>> ones_;  // (dtype, parameter) barriers divide by
   int64_t barriers_ = 0;
   // Pending buffers of this graph -> their index in results_. An entry may
