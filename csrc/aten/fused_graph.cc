@@ -500,10 +500,8 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
     return out;
   }
 
-  static bool barrier_allowed(ElementType dtype) {
-    return dtype == ElementType::kF32 || dtype == ElementType::kBF16 || dtype == ElementType::kF16 ||
-           dtype == ElementType::kF64;
-  }
+  // 8-bit floats are left alone: XLA would divide them through f32 and back.
+  static bool barrier_allowed(ElementType dtype) { return is_floating(dtype) && !is_float8(dtype); }
 
   // The barrier copy of `source`, a new value of the graph that later ops
   // bind to in its place (its run starts over).
