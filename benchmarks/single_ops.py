@@ -11,9 +11,11 @@ figures before and after): embedding_bag with many bags, the backward of a
 long 1-D upsample, top-k sampling over a vocabulary, istft's overlap-add,
 F.fold, adaptive average pooling of a long signal, depthwise convolutions,
 LU (`linalg.solve`), max reductions (softmax's, over short and long
-rows), and sums that keep the innermost dimension (a bias gradient's sum
-over batch and sequence, alone and of a product). `--cases` picks cases by
-the start of their names.
+rows), sums that keep the innermost dimension (a bias gradient's sum
+over batch and sequence, alone and of a product), and scans (top-p
+sampling's cumulative sum over a vocabulary, a long cumulative sum, the
+positions of a long mask's true elements). `--cases` picks cases by the
+start of their names.
 """
 
 from __future__ import annotations
@@ -114,6 +116,21 @@ def column_sum_of_product(device):
     return lambda: (a * b + c).sum((0, 1))
 
 
+def cumsum_rows(device):
+    probs = torch.rand(32, 50257, generator=torch.Generator().manual_seed(0)).to(device)
+    return lambda: probs.cumsum(-1)
+
+
+def cumsum_long(device):
+    x = torch.randn(1_000_000, generator=torch.Generator().manual_seed(0)).to(device)
+    return lambda: x.cumsum(0)
+
+
+def nonzero_long(device):
+    mask = (torch.rand(1_000_000, generator=torch.Generator().manual_seed(0)) > 0.5).to(device)
+    return lambda: mask.nonzero()
+
+
 CASES = {
     "embedding_bag 100k indices, 10k bags": embedding_bag,
     "linear upsample x2 backward, 10k samples": upsample_backward,
@@ -128,6 +145,9 @@ CASES = {
     "amax over rows of 32 x 50257 logits": logits_max,
     "sum over dims 0, 1 of 64 x 64 x 1024": column_sum,
     "sum over dims 0, 1 of a * b + c, same shape": column_sum_of_product,
+    "cumsum over rows of 32 x 50257": cumsum_rows,
+    "cumsum of 1M values": cumsum_long,
+    "nonzero of a 1M mask": nonzero_long,
 }
 
 

@@ -54,3 +54,13 @@ def test_long_chains_prints_a_row_per_case_and_limit():
     rows = re.findall(r"^recurrence:40\s+(\d+)\s+[\d.]+\s+[\d.]+x\s+[\d.]+\s+[\d.]+x\s+(\d+)$", out.stdout, re.M)
     assert [limit for limit, _ in rows] == ["0", "32"], out.stdout
     assert rows[0][1] == "0" and int(rows[1][1]) > 0, out.stdout
+
+
+def test_transfers_prints_every_copy_per_size():
+    script = os.path.join(ROOT, "benchmarks", "transfers.py")
+    out = subprocess.run([sys.executable, script, "--sizes-mb", "0.01", "1", "--repeats", "1"],
+                         capture_output=True, text=True, timeout=600, env=dict(os.environ, PYTHONWARNINGS="ignore"))
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    rows = re.findall(r"^\s*([\d.]+) (.+?)\s+([\d.]+)\s+([\d.]+)$", out.stdout, re.M)
+    assert len(rows) == 10, out.stdout
+    assert all(float(ms) > 0 for _, _, ms, _ in rows), out.stdout

@@ -275,6 +275,42 @@ def test_cum_forms_errors(fn):
     assert_same(lambda t: op(t, 0), long, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex64, torch.int64, torch.bool], ids=str)
+def test_cumsum_long(dtype):
+    # Past 1024 values sums of floats and counts of booleans go by blocks of
+    # 32 matrix products; integers and shorter sums by a doubling scan.
+    x = make((2, 1100, 3), dtype) if dtype != torch.int64 else make((2, 1100, 3), dtype) * 1000
+    for dim in range(3):
+        assert_same(lambda t: torch.cumsum(t, dim), x, rtol=1e-4, atol=1e-3)
+    assert_same(lambda t: torch.cumsum(t, 0), make((1025,), dtype), rtol=1e-4, atol=1e-3)
+    assert_same(lambda t: torch.cumsum(t, 0), make((32 * 32 * 32 + 5,), dtype), rtol=1e-4, atol=3e-3)
+    if dtype == torch.bool:
+        assert_same(lambda t: t.nonzero(), x)
+    if dtype == torch.float32:
+        # Non-negative values give a non-decreasing sum, across blocks too.
+        sums = torch.rand(4, 5000).to(TPU).cumsum(1).cpu()
+        assert (sums[:, 1:] >= sums[:, :-1]).all()
+
+
+def test_cumsum_non_finite():
+    # A prefix holding +inf is +inf, -inf is -inf, both or a NaN is NaN: at
+    # and around the block edges (32, 64) and in the blocks' totals.
+    inf, nan = float("inf"), float("nan")
+    for n in (1025, 1088, 3000):
+        for marks in ([(31, inf)], [(32, -inf)], [(0, inf), (n - 1, -inf)], [(n // 2, nan)],
+                      [(33, inf), (63, inf)], [(5, inf), (n - 2, nan)], [(n - 1, inf)], [(1024, -inf)]):
+            x = make((n,)) * 0.01
+            for i, v in marks:
+                x[i] = v
+            assert_same(lambda t: torch.cumsum(t, 0), x, rtol=1e-4, atol=1e-4)
+    rows = make((4, 1100))
+    rows[1, 700] = inf
+    rows[2, 3] = -inf
+    rows[3, 1099] = nan
+    assert_same(lambda t: torch.cumsum(t, 1), rows, rtol=1e-5, atol=1e-3)
+    assert_same(lambda t: torch.cumsum(t, 0), rows.t().contiguous(), rtol=1e-5, atol=1e-3)
+
+
 def test_cum_grad():
     assert_grad(lambda t: torch.cumsum(t, 1), make((3, 5)))
     assert_grad(lambda t: torch.cumsum(t, 0, dtype=torch.float32), make((6,), torch.bfloat16))

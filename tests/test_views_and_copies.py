@@ -138,6 +138,35 @@ def test_copy_with_strides_and_dtype_conversion():
     assert torch.equal(back, src.double())
 
 
+def test_download_into_existing_host_tensors():
+    # A dense destination of the source's dtype and shape takes the download
+    # directly; the others go through a staging tensor.
+    src = torch.arange(24.0).reshape(4, 6)
+    dev = src.to("tpu")
+    whole = torch.full((4, 6), -1.0)
+    assert whole.copy_(dev) is whole and torch.equal(whole, src)
+    base = torch.full((40,), -1.0)
+    base[8:32].view(4, 6).copy_(dev)  # contiguous, at an offset
+    assert torch.equal(base[8:32], src.reshape(-1)) and (base[:8] == -1).all() and (base[32:] == -1).all()
+    strided = torch.full((6, 4), -1.0).t()
+    strided.copy_(dev)
+    assert torch.equal(strided, src)
+    converted = torch.empty(4, 6, dtype=torch.float64)
+    converted.copy_(dev.t().t())
+    assert torch.equal(converted, src.double())
+    rows = torch.empty(2, 4, 6)
+    rows.copy_(dev)  # broadcast
+    assert torch.equal(rows, src.expand(2, 4, 6))
+    z = torch.randn(3, dtype=torch.complex64)
+    for lazy in (lambda t: t.conj(), lambda t: t._neg_view()):
+        out = torch.empty(3, dtype=torch.complex64)
+        out.copy_(lazy(z.to("tpu")))
+        assert torch.equal(out, lazy(z).resolve_conj().resolve_neg())
+        into_lazy = lazy(torch.empty(3, dtype=torch.complex64))
+        into_lazy.copy_(z.to("tpu"))
+        assert torch.equal(into_lazy.resolve_conj().resolve_neg(), z)
+
+
 def test_copy_broadcasts():
     dst = torch.empty(3, 4, device="tpu")
     dst.copy_(torch.arange(4.0))

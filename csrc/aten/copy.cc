@@ -94,7 +94,13 @@ at::Tensor tpu_to_host(const at::Tensor& src, const at::Tensor& dst) {
   ensure_runtime();
   note_host_read();
   runtime::DeviceBufferPtr value = dense_value(src, "aten::copy_");
-  at::Tensor host = at::empty(src.sizes(), src.options().device(c10::kCPU));
+  // Straight into dst where it is the dense array the device holds; through
+  // a staging tensor otherwise (another dtype, strides, broadcast, lazy
+  // bits). A large staging tensor costs more than the copy itself: fresh
+  // pages are faulted in one by one.
+  const bool direct = dst.scalar_type() == src.scalar_type() && dst.sizes() == src.sizes() &&
+                      dst.is_contiguous() && !src.is_conj() && !src.is_neg() && !dst.is_conj() && !dst.is_neg();
+  at::Tensor host = direct ? dst : at::empty(src.sizes(), src.options().device(c10::kCPU));
   try {
     if (host.numel() > 0 && runtime::launch_sink_set()) {
       // A trace is recording: the copy is a device row of its own, after
@@ -115,6 +121,7 @@ at::Tensor tpu_to_host(const at::Tensor& src, const at::Tensor& dst) {
   raise_failed_checks_for_read(*value);
   // The download holds the storage's values; a lazily conjugated or negated
   // view is resolved by the CPU copy below.
+  if (direct) return dst;
   host._set_conj(src.is_conj());
   host._set_neg(src.is_neg());
   dst.copy_(host);
