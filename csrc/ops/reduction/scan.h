@@ -4,8 +4,8 @@
 // A scan is a log-step (Hillis-Steele) prefix combine: ceil(log2(n)) steps
 // of shift-and-combine over whole tensors, by blocks when long. XLA:CPU and
 // XLA:GPU lower a cumulative reduce_window quadratically, so this is the
-// portable form. Sums of floats and counts of booleans go by matrix products
-// with a triangle of ones instead (lower_cumsum).
+// portable form. Long sums of floats and counts of booleans scan each block
+// by a matrix product with a triangle of ones instead (lower_cumsum).
 // `dim` is already wrapped by the ATen glue; a 0-dim input scans nothing.
 #pragma once
 
