@@ -14,7 +14,8 @@ LU (`linalg.solve`), max reductions (softmax's, over short and long
 rows), sums that keep the innermost dimension (a bias gradient's sum
 over batch and sequence, alone and of a product), and scans (top-p
 sampling's cumulative sum over a vocabulary, a long cumulative sum, the
-positions of a long mask's true elements). `--cases` picks cases by the
+positions of a long mask's true elements), and sorts (of a million
+floats, and the median that sorts them). `--cases` picks cases by the
 start of their names.
 """
 
@@ -131,6 +132,16 @@ def nonzero_long(device):
     return lambda: mask.nonzero()
 
 
+def sort_long(device):
+    x = torch.randn(1_000_000, generator=torch.Generator().manual_seed(0)).to(device)
+    return lambda: torch.sort(x).values
+
+
+def median_long(device):
+    x = torch.randn(1_000_000, generator=torch.Generator().manual_seed(0)).to(device)
+    return lambda: x.median()
+
+
 CASES = {
     "embedding_bag 100k indices, 10k bags": embedding_bag,
     "linear upsample x2 backward, 10k samples": upsample_backward,
@@ -148,6 +159,8 @@ CASES = {
     "cumsum over rows of 32 x 50257": cumsum_rows,
     "cumsum of 1M values": cumsum_long,
     "nonzero of a 1M mask": nonzero_long,
+    "sort of 1M values": sort_long,
+    "median of 1M values": median_long,
 }
 
 

@@ -395,6 +395,36 @@ def test_sort_nan_and_special_values():
     assert_grad(lambda t: torch.sort(t, 1, descending=True).values, distinct((3, 5)))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int16,
+                                   torch.int8, torch.uint8, torch.uint32, torch.bool], ids=str)
+def test_sort_of_keys_packed_with_positions(dtype):
+    # Keys of up to 32 bits are sorted packed with their positions into one
+    # int64: equal keys (both zeros, every NaN) keep their order, NaN sorts
+    # as the greatest, and the values come back bit for bit.
+    inf, nan = float("inf"), float("nan")
+    if dtype.is_floating_point:
+        x = torch.tensor([1.0, nan, -inf, 1.0, inf, -0.0, 0.0, -nan, -2.0, 0.0, -0.0, 3.5, -1e-3, 65504.0, nan])
+        x = torch.cat([x, make((2000,)) * 100]).to(dtype)
+    elif dtype == torch.bool:
+        x = make((2001,)) > 0
+    else:
+        info = torch.iinfo(dtype)
+        x = torch.randint(info.min, info.max, (2000,), dtype=torch.int64)
+        x = torch.cat([x, torch.tensor([info.min, info.max, 0, info.max, info.min])]).to(dtype)
+    cpu_x = x if dtype != torch.uint32 else x.to(torch.int64)  # CPU sorts no uint32
+    bits = {torch.float32: torch.int32, torch.float16: torch.int16, torch.bfloat16: torch.int16}.get(dtype, dtype)
+    for desc in (False, True):
+        want_values, want_indices = torch.sort(cpu_x, descending=desc, stable=True)
+        values, indices = torch.sort(x.to(TPU), descending=desc)
+        assert torch.equal(indices.cpu(), want_indices)
+        got = values.cpu()
+        assert torch.equal(got.view(bits) if dtype != torch.uint32 else got.to(torch.int64),
+                           want_values.view(bits) if dtype != torch.uint32 else want_values)
+    rows = x[:2000].reshape(40, 50)
+    assert torch.equal(torch.argsort(rows.to(TPU), dim=0, stable=True).cpu(),
+                       torch.argsort(rows if dtype != torch.uint32 else rows.to(torch.int64), dim=0, stable=True))
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64], ids=str)
 def test_topk(dtype):
     x = distinct((4, 7), dtype) if dtype != torch.bfloat16 else distinct((4, 7)).to(dtype)

@@ -96,6 +96,52 @@ std::pair<Value, Value> pick_at(hlo::Builder& b, const Value& values, const Valu
   return {v, i};
 }
 
+// Whether lower_sort packs x's keys with their positions (packed_sort).
+bool packs(const Value& x, int64_t dim) {
+  switch (x.dtype()) {
+    case ElementType::kF32: case ElementType::kF16: case ElementType::kBF16:
+    case ElementType::kS32: case ElementType::kS16: case ElementType::kS8:
+    case ElementType::kU32: case ElementType::kU16: case ElementType::kU8: case ElementType::kPred:
+      return x.dims()[dim] <= std::numeric_limits<int32_t>::max();
+    default:
+      return false;
+  }
+}
+
+// A stable sort of keys of 32 bits or fewer, each packed with its position
+// into one s64 (the key's order in the high half, the position in the low
+// half, so equal keys keep their order): XLA's CPU runtime sorts a single
+// operand compared with LT by std::sort, where (values, positions) pairs
+// call the compiled comparator for every comparison (a million f32: 84 ms
+// against 395). The order is the comparator's: both zeros equal, NaN the
+// greatest; descending sorts the complemented order. The values are then
+// gathered from x, so every bit pattern comes back as it was.
+std::pair<Value, Value> packed_sort(hlo::Builder& b, const Value& x, int64_t dim, bool descending) {
+  const TensorType s32(ElementType::kS32, x.dims()), s64(ElementType::kS64, x.dims());
+  const auto k32 = [&](int64_t v) { return b.constant_splat_int(v, s32); };
+  Value order;
+  if (is_floating(x.dtype())) {
+    const Value f = convert_to(b, x, ElementType::kF32);
+    const Value zero = b.constant_splat(0.0, f.type());
+    const Value bits = b.bitcast_convert(b.select(b.compare(f, zero, "EQ"), zero, f), s32);
+    // Negative floats grow with their magnitude bits: flip those.
+    order = b.select(b.compare(bits, k32(0), "LT"), b.xor_(bits, k32(0x7FFFFFFF)), bits);
+    order = b.select(is_nan(b, f), k32(0x7FFFFFFF), order);
+  } else if (x.dtype() == ElementType::kU32) {
+    order = b.xor_(b.bitcast_convert(x, s32), k32(std::numeric_limits<int32_t>::min()));
+  } else {
+    order = b.convert(x, ElementType::kS32);
+  }
+  if (descending) order = b.not_(order);
+  const Value packed = b.or_(b.shift_left(b.convert(order, ElementType::kS64), b.constant_splat_int(32, s64)),
+                             b.iota(s64, dim));
+  const Value sorted = b.sort({packed}, dim, /*is_stable=*/false, [](hlo::Builder& r, const std::vector<Value>& a) {
+    return std::vector<Value>{r.compare(a[0], a[1], "LT")};
+  })[0];
+  const Value positions = b.and_(sorted, b.constant_splat_int(0xFFFFFFFF, s64));
+  return {lower_gather(b, x, positions, dim).value, positions};
+}
+
 }  // namespace
 
 std::pair<Value, Value> lower_sort(hlo::Builder& b, const Value& x, int64_t dim, bool descending) {
@@ -110,6 +156,7 @@ std::pair<Value, Value> lower_sort(hlo::Builder& b, const Value& x, int64_t dim,
                          });
     return {b.bitcast_convert(sorted[0], x.type()), sorted[1]};
   }
+  if (packs(x, dim)) return packed_sort(b, x, dim, descending);
   auto sorted = b.sort({x, b.iota(index_type, dim)}, dim, /*is_stable=*/true,
                        [descending](hlo::Builder& r, const std::vector<Value>& a) {
                          return std::vector<Value>{sorts_before(r, a[0], a[1], descending)};

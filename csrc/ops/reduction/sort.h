@@ -1,9 +1,11 @@
 // Lowerings of sorting and selection along one dimension: sort (values and
 // s64 indices), topk, kthvalue, median / nanmedian and mode.
 //
-// One stable StableHLO sort over (values, iota) does them all (and mode). NaN sorts
-// as the greatest value (last ascending, first descending), and equal
-// values keep their original order, as PyTorch's stable sort does. `dim`
+// One stable sort does them all (and mode): of the keys packed with their
+// positions into one s64 for types of up to 32 bits, of (values, iota)
+// otherwise. NaN sorts as the greatest value (last ascending, first
+// descending), and equal values keep their original order, as PyTorch's
+// stable sort does. `dim`
 // is wrapped by the ATen glue; a 0-dim input behaves like one element.
 #pragma once
 
