@@ -78,7 +78,7 @@ struct Blocks {
 // A long scan by blocks: log2(kBlock) whole-array steps (or one product)
 // instead of log2(n): the doubling scan's steps each make a new array the
 // size of the input, which XLA keeps (about 200 bytes per element of a
-// 16M-element nonzero), and do n log2(n) work.
+// 16M-element scan), and do n log2(n) work.
 std::vector<Value> blocked_scan(hlo::Builder& b, const std::vector<Value>& xs, int64_t dim, const Blocks& how) {
   const std::vector<int64_t>& dims = xs[0].dims();
   const int64_t n = dims[dim], blocks = (n + kBlock - 1) / kBlock;

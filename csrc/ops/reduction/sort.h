@@ -5,8 +5,8 @@
 // positions into one s64 for types of up to 32 bits, of (values, iota)
 // otherwise. NaN sorts as the greatest value (last ascending, first
 // descending), and equal values keep their original order, as PyTorch's
-// stable sort does. `dim`
-// is wrapped by the ATen glue; a 0-dim input behaves like one element.
+// stable sort does. `dim` is wrapped by the ATen glue; a 0-dim input
+// behaves like one element.
 #pragma once
 
 #include <cstdint>
