@@ -15,7 +15,8 @@ rows), sums that keep the innermost dimension (a bias gradient's sum
 over batch and sequence, alone and of a product), and scans (top-p
 sampling's cumulative sum over a vocabulary, a long cumulative sum, the
 positions of a long mask's true elements), and sorts (of a million
-floats, and the median that sorts them). `--cases` picks cases by the
+floats, and the median that sorts them; of 64-bit keys: int64 argsort and
+unique, float64, randperm's random keys). `--cases` picks cases by the
 start of their names.
 """
 
@@ -142,6 +143,26 @@ def median_long(device):
     return lambda: x.median()
 
 
+def argsort_int64(device):
+    x = torch.randint(-(2**62), 2**62, (1_000_000,), generator=torch.Generator().manual_seed(0)).to(device)
+    return lambda: torch.argsort(x)
+
+
+def unique_labels(device):
+    labels = torch.randint(0, 100_000, (1_000_000,), generator=torch.Generator().manual_seed(0)).to(device)
+    return lambda: torch.unique(labels)
+
+
+def sort_float64(device):
+    x = torch.randn(1_000_000, dtype=torch.float64, generator=torch.Generator().manual_seed(0)).to(device)
+    return lambda: torch.sort(x).values
+
+
+def randperm_long(device):
+    generator = torch.Generator(device).manual_seed(0)
+    return lambda: torch.randperm(1_000_000, generator=generator, device=device)
+
+
 CASES = {
     "embedding_bag 100k indices, 10k bags": embedding_bag,
     "linear upsample x2 backward, 10k samples": upsample_backward,
@@ -161,6 +182,10 @@ CASES = {
     "nonzero of a 1M mask": nonzero_long,
     "sort of 1M values": sort_long,
     "median of 1M values": median_long,
+    "argsort of 1M int64": argsort_int64,
+    "unique of 1M int64 labels": unique_labels,
+    "sort of 1M float64": sort_float64,
+    "randperm 1M": randperm_long,
 }
 
 

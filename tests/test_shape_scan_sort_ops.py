@@ -396,15 +396,22 @@ def test_sort_nan_and_special_values():
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int16,
-                                   torch.int8, torch.uint8, torch.uint32, torch.bool], ids=str)
+                                   torch.int8, torch.uint8, torch.uint32, torch.bool, torch.float64, torch.int64,
+                                   torch.uint64], ids=str)
 def test_sort_of_keys_packed_with_positions(dtype):
-    # Keys of up to 32 bits are sorted packed with their positions into one
-    # int64: equal keys (both zeros, every NaN) keep their order, NaN sorts
-    # as the greatest, and the values come back bit for bit.
+    # Keys are sorted packed with their positions into one int64 (64-bit
+    # keys in two passes, low half first): equal keys (both zeros, every
+    # NaN) keep their order, NaN sorts as the greatest, and the values come
+    # back bit for bit.
     inf, nan = float("inf"), float("nan")
     if dtype.is_floating_point:
         x = torch.tensor([1.0, nan, -inf, 1.0, inf, -0.0, 0.0, -nan, -2.0, 0.0, -0.0, 3.5, -1e-3, 65504.0, nan])
         x = torch.cat([x, make((2000,)) * 100]).to(dtype)
+        if dtype == torch.float64:  # values apart in the low half of their bits only
+            x[-4:] = torch.tensor([1.0, 1.0 + 2**-52, 1.0 - 2**-53, -(1.0 + 2**-52)], dtype=dtype)
+    elif dtype == torch.uint64:
+        x = torch.randint(-(2**63), 2**63 - 1, (2000,)).view(torch.uint64)
+        x = torch.cat([x, torch.tensor([0, 2**63, 2**63 - 1, 1, 2**32, 2**32 - 1], dtype=torch.uint64)])
     elif dtype == torch.bool:
         x = make((2001,)) > 0
     else:
@@ -412,7 +419,8 @@ def test_sort_of_keys_packed_with_positions(dtype):
         x = torch.randint(info.min, info.max, (2000,), dtype=torch.int64)
         x = torch.cat([x, torch.tensor([info.min, info.max, 0, info.max, info.min])]).to(dtype)
     cpu_x = x if dtype != torch.uint32 else x.to(torch.int64)  # CPU sorts no uint32
-    bits = {torch.float32: torch.int32, torch.float16: torch.int16, torch.bfloat16: torch.int16}.get(dtype, dtype)
+    bits = {torch.float32: torch.int32, torch.float16: torch.int16, torch.bfloat16: torch.int16,
+            torch.float64: torch.int64}.get(dtype, dtype)
     for desc in (False, True):
         want_values, want_indices = torch.sort(cpu_x, descending=desc, stable=True)
         values, indices = torch.sort(x.to(TPU), descending=desc)
@@ -423,6 +431,24 @@ def test_sort_of_keys_packed_with_positions(dtype):
     rows = x[:2000].reshape(40, 50)
     assert torch.equal(torch.argsort(rows.to(TPU), dim=0, stable=True).cpu(),
                        torch.argsort(rows if dtype != torch.uint32 else rows.to(torch.int64), dim=0, stable=True))
+
+
+@pytest.mark.parametrize("span", [0, 5, 2**32 - 1, 2**32, 2**40, 2**64 - 1])
+def test_sort_of_int64_keys_near_and_far_apart(span):
+    # int64 keys within 2**32 of the smallest one sort in one pass of their
+    # distances from it, others in two: both give CPU's stable order.
+    low = -(2**63) if span == 2**64 - 1 else -(2**31) - 7
+    g = torch.Generator().manual_seed(span % 1000)
+    offsets = torch.randint(0, min(span, 2**62) + 1, (3, 700), generator=g)
+    x = low + offsets * (span // max(min(span, 2**62), 1))
+    x[0, :4] = torch.tensor([low, low + span, low, low + span])  # the whole span, ties included
+    x[1, 5:9] = x[1, 0]
+    for dim in (0, 1):
+        for desc in (False, True):
+            want = torch.sort(x, dim=dim, descending=desc, stable=True)
+            got = torch.sort(x.to(TPU), dim, descending=desc)
+            assert torch.equal(got.indices.cpu(), want.indices) and torch.equal(got.values.cpu(), want.values)
+    assert torch.equal(torch.unique(x.to(TPU), return_counts=True)[1].cpu(), torch.unique(x, return_counts=True)[1])
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64], ids=str)

@@ -6,6 +6,7 @@
 #include "hlo/types.h"
 #include "ops/broadcast.h"
 #include "ops/random/uniform.h"
+#include "ops/reduction/sort.h"
 
 namespace torch_tpu::ops {
 
@@ -259,12 +260,11 @@ MultinomialResult lower_multinomial(hlo::Builder& b, const hlo::Value& seed, con
 
 hlo::Value lower_randperm(hlo::Builder& b, const hlo::Value& seed, const hlo::Value& offset, int64_t n,
                           ElementType out) {
-  hlo::Value keys = random_bits(b, seed, offset, ElementType::kU64, {n});
-  hlo::Value index = b.iota(hlo::TensorType(ElementType::kS64, {n}), 0);
-  auto sorted = b.sort({keys, index}, 0, /*is_stable=*/true, [](hlo::Builder& r, const std::vector<hlo::Value>& a) {
-    return std::vector<hlo::Value>{r.compare(a[0], a[1], "LT")};
-  });
-  return convert_to(b, sorted[1], out);
+  // Random 64-bit keys as signed integers, in the order of their bits.
+  const hlo::TensorType s64(ElementType::kS64, {n});
+  hlo::Value keys = b.bitcast_convert(random_bits(b, seed, offset, ElementType::kU64, {n}), s64);
+  keys = b.xor_(keys, b.constant_splat_int(std::numeric_limits<int64_t>::min(), s64));
+  return convert_to(b, lower_sort_positions(b, keys, 0), out);
 }
 
 hlo::Value lower_any_outside(hlo::Builder& b, const hlo::Value& x, double lo, double hi) {

@@ -16,39 +16,122 @@ using hlo::Value;
 
 Value is_nan(hlo::Builder& b, const Value& x) { return b.compare(x, x, "NE"); }
 
-// "a sorts before b" with NaN as the greatest value.
-Value sorts_before(hlo::Builder& b, const Value& a, const Value& c, bool descending) {
-  if (!is_floating(a.dtype())) return b.compare(a, c, descending ? "GT" : "LT");
-  if (descending) {
-    // a > c, or a is NaN and c is not.
-    return b.and_(b.not_(is_nan(b, c)), b.or_(is_nan(b, a), b.compare(a, c, "GT")));
-  }
-  return b.and_(b.not_(is_nan(b, a)), b.or_(is_nan(b, c), b.compare(a, c, "LT")));
-}
-
-// 8-bit floats are sorted as their bit patterns (s8): XLA's CPU compiler
-// sorts them as f16 and flushed f16 subnormals, so e5m2fnuz values in
-// [2^-15, 2^-14) compared equal. The order of a pattern is its magnitude
-// bits (which grow with the value) negated when the sign bit is set, both
-// zeros being 0; NaN sorts last, as for the other floats.
-struct Float8Order {
-  Value key, nan;
-};
-
-Float8Order float8_order(hlo::Builder& b, const Value& pattern, ElementType type) {
-  Value bits = b.convert(pattern, ElementType::kS32);
+// 8-bit floats are ordered by their bit patterns: XLA's CPU compiler
+// compares them as f16 and flushes f16 subnormals, so e5m2fnuz values in
+// [2^-15, 2^-14) would compare equal. The order of a pattern is its
+// magnitude bits (which grow with the value) negated when the sign bit is
+// set, both zeros being 0; NaN is the greatest.
+Value float8_order(hlo::Builder& b, const Value& x) {
+  const ElementType type = x.dtype();
+  const Value bits = b.convert(b.bitcast_convert(x, TensorType(ElementType::kS8, x.dims())), ElementType::kS32);
   auto k = [&](int64_t v) { return b.constant_splat_int(v, bits.type()); };
-  Value magnitude = b.and_(bits, k(0x7F));
-  Value nan = type == ElementType::kF8E4M3FN ? b.compare(magnitude, k(0x7F), "EQ")
-              : type == ElementType::kF8E5M2 ? b.compare(magnitude, k(0x7C), "GT")
-                                             : b.compare(bits, k(-128), "EQ");  // fnuz: the "negative zero"
-  return {b.select(b.compare(bits, k(0), "LT"), b.negate(magnitude), magnitude), nan};
+  const Value magnitude = b.and_(bits, k(0x7F));
+  const Value nan = type == ElementType::kF8E4M3FN ? b.compare(magnitude, k(0x7F), "EQ")
+                    : type == ElementType::kF8E5M2 ? b.compare(magnitude, k(0x7C), "GT")
+                                                   : b.compare(bits, k(-128), "EQ");  // fnuz: the "negative zero"
+  const Value order = b.select(b.compare(bits, k(0), "LT"), b.negate(magnitude), magnitude);
+  return b.select(nan, k(0x7FFFFFFF), order);
 }
 
-Value float8_sorts_before(hlo::Builder& b, const Value& a, const Value& c, bool descending, ElementType type) {
-  Float8Order x = float8_order(b, a, type), y = float8_order(b, c, type);
-  if (descending) return b.and_(b.not_(y.nan), b.or_(x.nan, b.compare(x.key, y.key, "GT")));
-  return b.and_(b.not_(x.nan), b.or_(y.nan, b.compare(x.key, y.key, "LT")));
+// The order of a float's bits as a signed integer of its width (s32 for
+// f32, s64 for f64): both zeros equal, negative values below positive ones
+// and growing in magnitude downwards, NaN the greatest.
+Value float_order(hlo::Builder& b, const Value& f) {
+  const ElementType int_type = f.dtype() == ElementType::kF64 ? ElementType::kS64 : ElementType::kS32;
+  const TensorType t(int_type, f.dims());
+  const int64_t largest = int_type == ElementType::kS64 ? std::numeric_limits<int64_t>::max()
+                                                        : std::numeric_limits<int32_t>::max();
+  const Value zero = b.constant_splat(0.0, f.type());
+  const Value bits = b.bitcast_convert(b.select(b.compare(f, zero, "EQ"), zero, f), t);
+  const Value flipped = b.xor_(bits, b.constant_splat_int(largest, t));
+  const Value order = b.select(b.compare(bits, b.constant_splat_int(0, t), "LT"), flipped, bits);
+  return b.select(is_nan(b, f), b.constant_splat_int(largest, t), order);
+}
+
+// Keys whose order as signed integers (s32 for types of up to 32 bits, s64
+// for 64-bit ones) is the order `x` sorts in; descending sorts the
+// complemented keys.
+Value order_key(hlo::Builder& b, const Value& x, bool descending) {
+  const ElementType type = x.dtype();
+  const TensorType s32(ElementType::kS32, x.dims()), s64(ElementType::kS64, x.dims());
+  Value order;
+  if (is_float8(type)) {
+    order = float8_order(b, x);
+  } else if (type == ElementType::kF64) {
+    order = float_order(b, x);
+  } else if (is_floating(type)) {
+    order = float_order(b, convert_to(b, x, ElementType::kF32));
+  } else if (type == ElementType::kU32) {
+    order = b.xor_(b.bitcast_convert(x, s32), b.constant_splat_int(std::numeric_limits<int32_t>::min(), s32));
+  } else if (type == ElementType::kU64) {
+    order = b.xor_(b.bitcast_convert(x, s64), b.constant_splat_int(std::numeric_limits<int64_t>::min(), s64));
+  } else if (type == ElementType::kS64) {
+    order = x;
+  } else {
+    order = b.convert(x, ElementType::kS32);
+  }
+  return descending ? b.not_(order) : order;
+}
+
+// The positions that sort `half` (s64 keys in [-2^31, 2^31)) stably
+// along dim, for rows of at most 2^31 - 1: each key is packed with its
+// position into one s64 (the key in the high half, the position in the
+// low half, so equal keys keep their order) and the packed values sorted
+// alone. XLA's CPU runtime sorts a single operand compared with LT by
+// std::sort, where (keys, positions) pairs call the compiled comparator for
+// every comparison (a million f32: 84 ms against 395).
+Value packed_positions(hlo::Builder& b, const Value& half, int64_t dim) {
+  const TensorType s64(ElementType::kS64, half.dims());
+  const Value packed = b.or_(b.shift_left(half, b.constant_splat_int(32, s64)), b.iota(s64, dim));
+  const Value sorted = b.sort({packed}, dim, /*is_stable=*/false, [](hlo::Builder& r, const std::vector<Value>& a) {
+    return std::vector<Value>{r.compare(a[0], a[1], "LT")};
+  })[0];
+  return b.and_(sorted, b.constant_splat_int(0xFFFFFFFF, s64));
+}
+
+// The stable sort of s64 keys by two packed sorts, least significant half
+// first: the second sort keeps the first's order among equal high halves.
+// When every key lies within 2^32 of the smallest (labels, token ids), a
+// stablehlo.case sorts their distances from it once instead.
+Value two_pass_positions(hlo::Builder& b, const Value& order, int64_t dim) {
+  const TensorType s64 = order.type();
+  const TensorType scalar = TensorType::scalar(ElementType::kS64);
+  auto k = [&](int64_t v) { return b.constant_splat_int(v, s64); };
+  auto whole = [&](const Value& v, bool max) {
+    std::vector<int64_t> dims(v.rank());
+    for (int64_t d = 0; d < v.rank(); ++d) dims[d] = d;
+    const int64_t init = max ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
+    return b.reduce({v}, {b.constant_splat_int(init, scalar)}, dims, [max](hlo::Builder& r, const std::vector<Value>& a) {
+      return std::vector<Value>{max ? r.maximum(a[0], a[1]) : r.minimum(a[0], a[1])};
+    })[0];
+  };
+  const Value low = whole(order, false), high = whole(order, true);
+  // high - low, exact as an unsigned 64-bit difference.
+  const TensorType u64(ElementType::kU64, {});
+  const Value span = b.subtract(b.bitcast_convert(high, u64), b.bitcast_convert(low, u64));
+  const Value narrow = b.compare(span, b.constant_splat_int(0xFFFFFFFF, u64), "LE");
+  const int64_t bias = int64_t{1} << 31;
+  auto one_pass = [&](hlo::Builder& c, const std::vector<Value>&) {
+    const Value distance = c.subtract(order, c.broadcast_in_dim(low, order.dims(), {}));
+    return std::vector<Value>{packed_positions(c, c.subtract(distance, k(bias)), dim)};
+  };
+  auto two_passes = [&](hlo::Builder& c, const std::vector<Value>&) {
+    const Value low_half = c.subtract(c.and_(order, k(0xFFFFFFFF)), k(bias));
+    const Value first = packed_positions(c, low_half, dim);
+    const Value high_half = c.shift_right_arithmetic(order, k(32));
+    const Value second = packed_positions(c, lower_gather(c, high_half, first, dim).value, dim);
+    return std::vector<Value>{lower_gather(c, first, second, dim).value};
+  };
+  return b.case_(b.convert(narrow, ElementType::kS32), {two_passes, one_pass}, {s64})[0];
+}
+
+// x's elements at `positions` along dim, bit for bit: floats move as
+// integers of their width, so no NaN payload changes on the way.
+Value gather_bits(hlo::Builder& b, const Value& x, const Value& positions, int64_t dim) {
+  if (!is_floating(x.dtype())) return lower_gather(b, x, positions, dim).value;
+  const TensorType as(same_width_signed_int(x.dtype()), x.dims());
+  const Value moved = lower_gather(b, b.bitcast_convert(x, as), positions, dim).value;
+  return b.bitcast_convert(moved, TensorType(x.dtype(), moved.dims()));
 }
 
 Value slice_dim(hlo::Builder& b, const Value& x, int64_t dim, int64_t start, int64_t limit) {
@@ -96,72 +179,26 @@ std::pair<Value, Value> pick_at(hlo::Builder& b, const Value& values, const Valu
   return {v, i};
 }
 
-// Whether lower_sort packs x's keys with their positions (packed_sort).
-bool packs(const Value& x, int64_t dim) {
-  switch (x.dtype()) {
-    case ElementType::kF32: case ElementType::kF16: case ElementType::kBF16:
-    case ElementType::kS32: case ElementType::kS16: case ElementType::kS8:
-    case ElementType::kU32: case ElementType::kU16: case ElementType::kU8: case ElementType::kPred:
-      return x.dims()[dim] <= std::numeric_limits<int32_t>::max();
-    default:
-      return false;
-  }
-}
-
-// A stable sort of keys of 32 bits or fewer, each packed with its position
-// into one s64 (the key's order in the high half, the position in the low
-// half, so equal keys keep their order): XLA's CPU runtime sorts a single
-// operand compared with LT by std::sort, where (values, positions) pairs
-// call the compiled comparator for every comparison (a million f32: 84 ms
-// against 395). The order is the comparator's: both zeros equal, NaN the
-// greatest; descending sorts the complemented order. The values are then
-// gathered from x, so every bit pattern comes back as it was.
-std::pair<Value, Value> packed_sort(hlo::Builder& b, const Value& x, int64_t dim, bool descending) {
-  const TensorType s32(ElementType::kS32, x.dims()), s64(ElementType::kS64, x.dims());
-  const auto k32 = [&](int64_t v) { return b.constant_splat_int(v, s32); };
-  Value order;
-  if (is_floating(x.dtype())) {
-    const Value f = convert_to(b, x, ElementType::kF32);
-    const Value zero = b.constant_splat(0.0, f.type());
-    const Value bits = b.bitcast_convert(b.select(b.compare(f, zero, "EQ"), zero, f), s32);
-    // Negative floats grow with their magnitude bits: flip those.
-    order = b.select(b.compare(bits, k32(0), "LT"), b.xor_(bits, k32(0x7FFFFFFF)), bits);
-    order = b.select(is_nan(b, f), k32(0x7FFFFFFF), order);
-  } else if (x.dtype() == ElementType::kU32) {
-    order = b.xor_(b.bitcast_convert(x, s32), k32(std::numeric_limits<int32_t>::min()));
-  } else {
-    order = b.convert(x, ElementType::kS32);
-  }
-  if (descending) order = b.not_(order);
-  const Value packed = b.or_(b.shift_left(b.convert(order, ElementType::kS64), b.constant_splat_int(32, s64)),
-                             b.iota(s64, dim));
-  const Value sorted = b.sort({packed}, dim, /*is_stable=*/false, [](hlo::Builder& r, const std::vector<Value>& a) {
-    return std::vector<Value>{r.compare(a[0], a[1], "LT")};
-  })[0];
-  const Value positions = b.and_(sorted, b.constant_splat_int(0xFFFFFFFF, s64));
-  return {lower_gather(b, x, positions, dim).value, positions};
-}
-
 }  // namespace
+
+Value lower_sort_positions(hlo::Builder& b, const Value& order, int64_t dim) {
+  const TensorType s64(ElementType::kS64, order.dims());
+  if (order.dims()[dim] > std::numeric_limits<int32_t>::max()) {
+    // Positions do not fit beside the keys: sort (keys, positions) pairs.
+    return b.sort({order, b.iota(s64, dim)}, dim, /*is_stable=*/true, [](hlo::Builder& r, const std::vector<Value>& a) {
+      return std::vector<Value>{r.compare(a[0], a[1], "LT")};
+    })[1];
+  }
+  if (order.dtype() == ElementType::kS64) return two_pass_positions(b, order, dim);
+  return packed_positions(b, b.convert(order, ElementType::kS64), dim);
+}
 
 std::pair<Value, Value> lower_sort(hlo::Builder& b, const Value& x, int64_t dim, bool descending) {
   const TensorType index_type(ElementType::kS64, x.dims());
   if (x.rank() == 0 || x.type().num_elements() == 0) return {x, b.constant_splat_int(0, index_type)};
   if (dim < 0 || dim >= x.rank()) throw hlo::HloError("sort: dimension out of range for " + x.type().to_string());
-  const ElementType type = x.dtype();
-  if (is_float8(type)) {
-    auto sorted = b.sort({b.bitcast_convert(x, TensorType(ElementType::kS8, x.dims())), b.iota(index_type, dim)}, dim,
-                         /*is_stable=*/true, [descending, type](hlo::Builder& r, const std::vector<Value>& a) {
-                           return std::vector<Value>{float8_sorts_before(r, a[0], a[1], descending, type)};
-                         });
-    return {b.bitcast_convert(sorted[0], x.type()), sorted[1]};
-  }
-  if (packs(x, dim)) return packed_sort(b, x, dim, descending);
-  auto sorted = b.sort({x, b.iota(index_type, dim)}, dim, /*is_stable=*/true,
-                       [descending](hlo::Builder& r, const std::vector<Value>& a) {
-                         return std::vector<Value>{sorts_before(r, a[0], a[1], descending)};
-                       });
-  return {sorted[0], sorted[1]};
+  const Value positions = lower_sort_positions(b, order_key(b, x, descending), dim);
+  return {gather_bits(b, x, positions, dim), positions};
 }
 
 namespace {

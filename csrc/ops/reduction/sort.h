@@ -1,9 +1,10 @@
 // Lowerings of sorting and selection along one dimension: sort (values and
 // s64 indices), topk, kthvalue, median / nanmedian and mode.
 //
-// One stable sort does them all (and mode): of the keys packed with their
-// positions into one s64 for types of up to 32 bits, of (values, iota)
-// otherwise. NaN sorts as the greatest value (last ascending, first
+// One stable sort does them all (and mode): every type's order is mapped
+// to signed integer keys, packed with their positions into one s64 and
+// sorted alone, in one pass for types of up to 32 bits and two (low half,
+// then high half) for 64-bit ones. NaN sorts as the greatest value (last ascending, first
 // descending), and equal values keep their original order, as PyTorch's
 // stable sort does. `dim` is wrapped by the ATen glue; a 0-dim input
 // behaves like one element.
@@ -15,6 +16,10 @@
 #include "hlo/builder.h"
 
 namespace torch_tpu::ops {
+
+// The positions that sort `order` (s32 or s64 keys, compared as signed
+// integers) ascending along `dim`, equal keys in their original order.
+hlo::Value lower_sort_positions(hlo::Builder& b, const hlo::Value& order, int64_t dim);
 
 std::pair<hlo::Value, hlo::Value> lower_sort(hlo::Builder& b, const hlo::Value& x, int64_t dim, bool descending);
 
