@@ -15,7 +15,7 @@ rows), sums that keep the innermost dimension (a bias gradient's sum
 over batch and sequence, alone and of a product), and scans (top-p
 sampling's cumulative sum over a vocabulary, a long cumulative sum, the
 positions of a long mask's true elements), and sorts (of a million
-floats, and the median that sorts them; of 64-bit keys: int64 argsort and
+floats; medians, which select without sorting; of 64-bit keys: int64 argsort and
 unique, float64, randperm's random keys). `--cases` picks cases by the
 start of their names.
 """
@@ -143,6 +143,11 @@ def median_long(device):
     return lambda: x.median()
 
 
+def median_rows(device):
+    x = torch.randn(256, 4096, generator=torch.Generator().manual_seed(0)).to(device)
+    return lambda: x.median(-1).values
+
+
 def argsort_int64(device):
     x = torch.randint(-(2**62), 2**62, (1_000_000,), generator=torch.Generator().manual_seed(0)).to(device)
     return lambda: torch.argsort(x)
@@ -182,6 +187,7 @@ CASES = {
     "nonzero of a 1M mask": nonzero_long,
     "sort of 1M values": sort_long,
     "median of 1M values": median_long,
+    "median over rows of 256 x 4096": median_rows,
     "argsort of 1M int64": argsort_int64,
     "unique of 1M int64 labels": unique_labels,
     "sort of 1M float64": sort_float64,

@@ -486,6 +486,57 @@ def test_kthvalue(dtype):
     assert_same(lambda t: tuple(torch.kthvalue(t, 2, 0)), torch.tensor([1.0, float("nan"), -1.0]))
 
 
+def bit_pattern(t):
+    """t's elements as integers of their width (compares NaN payloads and
+    the sign of zero; CPU's own gather of bfloat16 changes NaN bits)."""
+    width = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]
+    return t.contiguous().reshape(-1).view(width)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.int64,
+                                   torch.int32, torch.int16, torch.int8, torch.uint8], ids=str)
+def test_kthvalue_and_median_select_as_a_stable_sort_would(dtype):
+    # kthvalue and median select bit by bit on order keys without sorting;
+    # the value and index are those at the rank in a stable ascending sort
+    # (NaN last), also among ties (a few distinct values per row) and for
+    # both zeros, whose keys are equal.
+    g = torch.Generator().manual_seed(3)
+    rows = torch.randint(-3, 4, (6, 41), generator=g)
+    if dtype.is_floating_point:
+        x = rows.to(dtype) * 0.5
+        x[0, 7], x[0, 30], x[1, 0], x[2, 40] = float("nan"), float("nan"), float("-inf"), float("inf")
+        x[3] = torch.where(x[3] == 0, torch.tensor(-0.0, dtype=dtype), x[3])
+        x[4] = torch.nan
+    else:
+        info = torch.iinfo(dtype)
+        x = rows.to(dtype)
+        x[0, :3] = torch.tensor([info.min, info.max, info.min], dtype=torch.int64).to(dtype)
+    x_bits = bit_pattern(x).reshape(x.shape)
+    for dim in (1, 0):
+        n = x.shape[dim]
+        order = torch.sort(x, dim=dim, stable=True).indices
+
+        def check(got, rank):  # rank: one per row
+            want = order.gather(dim, rank.unsqueeze(dim))
+            assert torch.equal(got.indices.cpu(), want)
+            assert torch.equal(bit_pattern(got.values.cpu()), bit_pattern(x_bits.gather(dim, want)))
+
+        rows_n = x.shape[1 - dim]
+        for k in (1, 2, n // 2, n):
+            check(torch.kthvalue(x.to(TPU), k, dim, keepdim=True), torch.full((rows_n,), k - 1))
+        nans = x.isnan().sum(dim) if dtype.is_floating_point else torch.zeros(rows_n, dtype=torch.long)
+        check(torch.median(x.to(TPU), dim, keepdim=True),
+              torch.where(nans > 0, n - nans, torch.full_like(nans, (n - 1) // 2)))
+        if dtype.is_floating_point:
+            m = n - nans
+            check(torch.nanmedian(x.to(TPU), dim, keepdim=True),
+                  torch.where(m > 0, (m - 1) // 2, torch.full_like(m, (n - 1) // 2)))
+    flat = x.flatten()
+    nans = int(flat.isnan().sum()) if dtype.is_floating_point else 0
+    want = torch.sort(flat, stable=True).indices[flat.numel() - nans if nans else (flat.numel() - 1) // 2]
+    assert torch.equal(bit_pattern(torch.median(x.to(TPU)).cpu()), bit_pattern(flat)[want].reshape(1))
+
+
 def test_kthvalue_grad():
     assert_grad(lambda t: torch.kthvalue(t, 2, 1).values, distinct((3, 5)))
 

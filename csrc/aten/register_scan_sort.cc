@@ -28,6 +28,7 @@
 #include "aten/out_args.h"
 #include "aten/result_layout.h"
 #include "ops/reduction/scan.h"
+#include "ops/reduction/select.h"
 #include "ops/reduction/sort.h"
 
 namespace torch_tpu::aten {

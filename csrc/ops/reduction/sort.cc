@@ -48,10 +48,9 @@ Value float_order(hlo::Builder& b, const Value& f) {
   return b.select(is_nan(b, f), b.constant_splat_int(largest, t), order);
 }
 
-// Keys whose order as signed integers (s32 for types of up to 32 bits, s64
-// for 64-bit ones) is the order `x` sorts in; descending sorts the
-// complemented keys.
-Value order_key(hlo::Builder& b, const Value& x, bool descending) {
+}  // namespace
+
+Value lower_order_key(hlo::Builder& b, const Value& x, bool descending) {
   const ElementType type = x.dtype();
   const TensorType s32(ElementType::kS32, x.dims()), s64(ElementType::kS64, x.dims());
   Value order;
@@ -72,6 +71,8 @@ Value order_key(hlo::Builder& b, const Value& x, bool descending) {
   }
   return descending ? b.not_(order) : order;
 }
+
+namespace {
 
 // The positions that sort `half` (s64 keys in [-2^31, 2^31)) stably
 // along dim, for rows of at most 2^31 - 1: each key is packed with its
@@ -125,28 +126,22 @@ Value two_pass_positions(hlo::Builder& b, const Value& order, int64_t dim) {
   return b.case_(b.convert(narrow, ElementType::kS32), {two_passes, one_pass}, {s64})[0];
 }
 
-// x's elements at `positions` along dim, bit for bit: floats move as
-// integers of their width, so no NaN payload changes on the way.
-Value gather_bits(hlo::Builder& b, const Value& x, const Value& positions, int64_t dim) {
+}  // namespace
+
+Value lower_gather_bits(hlo::Builder& b, const Value& x, const Value& positions, int64_t dim) {
   if (!is_floating(x.dtype())) return lower_gather(b, x, positions, dim).value;
   const TensorType as(same_width_signed_int(x.dtype()), x.dims());
   const Value moved = lower_gather(b, b.bitcast_convert(x, as), positions, dim).value;
   return b.bitcast_convert(moved, TensorType(x.dtype(), moved.dims()));
 }
 
+namespace {
+
 Value slice_dim(hlo::Builder& b, const Value& x, int64_t dim, int64_t start, int64_t limit) {
   std::vector<int64_t> starts(x.rank(), 0), limits = x.dims(), strides(x.rank(), 1);
   starts[dim] = start;
   limits[dim] = limit;
   return b.slice(x, starts, limits, strides);
-}
-
-// x (size 1 along dim) with dim dropped unless keepdim.
-Value squeeze_unless(hlo::Builder& b, const Value& x, int64_t dim, bool keepdim) {
-  if (keepdim) return x;
-  std::vector<int64_t> dims = x.dims();
-  dims.erase(dims.begin() + dim);
-  return b.reshape(x, dims);
 }
 
 // values and indices (same shape) at the position `pos` (one per row,
@@ -197,8 +192,8 @@ std::pair<Value, Value> lower_sort(hlo::Builder& b, const Value& x, int64_t dim,
   const TensorType index_type(ElementType::kS64, x.dims());
   if (x.rank() == 0 || x.type().num_elements() == 0) return {x, b.constant_splat_int(0, index_type)};
   if (dim < 0 || dim >= x.rank()) throw hlo::HloError("sort: dimension out of range for " + x.type().to_string());
-  const Value positions = lower_sort_positions(b, order_key(b, x, descending), dim);
-  return {gather_bits(b, x, positions, dim), positions};
+  const Value positions = lower_sort_positions(b, lower_order_key(b, x, descending), dim);
+  return {lower_gather_bits(b, x, positions, dim), positions};
 }
 
 namespace {
@@ -315,47 +310,6 @@ std::pair<Value, Value> lower_topk(hlo::Builder& b, const Value& x, int64_t k, i
   }
   auto [values, indices] = lower_sort(b, x, dim, largest);
   return {slice_dim(b, values, dim, 0, k), slice_dim(b, indices, dim, 0, k)};
-}
-
-std::pair<Value, Value> lower_kthvalue(hlo::Builder& b, const Value& x, int64_t k, int64_t dim, bool keepdim) {
-  if (x.rank() == 0) return lower_sort(b, x, 0, false);
-  auto [values, indices] = lower_topk(b, x, k, dim, /*largest=*/false);
-  return {squeeze_unless(b, slice_dim(b, values, dim, k - 1, k), dim, keepdim),
-          squeeze_unless(b, slice_dim(b, indices, dim, k - 1, k), dim, keepdim)};
-}
-
-std::pair<Value, Value> lower_median(hlo::Builder& b, const Value& x, int64_t dim, bool keepdim, bool ignore_nan) {
-  if (x.rank() == 0) return lower_sort(b, x, 0, false);
-  const int64_t n = x.dims()[dim];
-  auto [values, indices] = lower_sort(b, x, dim, false);
-  if (!is_floating(x.dtype())) {
-    const int64_t pos = (n - 1) / 2;
-    return {squeeze_unless(b, slice_dim(b, values, dim, pos, pos + 1), dim, keepdim),
-            squeeze_unless(b, slice_dim(b, indices, dim, pos, pos + 1), dim, keepdim)};
-  }
-  // The position to pick in each sorted row depends on its NaN count.
-  const TensorType s64(ElementType::kS64, x.dims());
-  const TensorType scalar = TensorType::scalar(ElementType::kS64);
-  Value nans = b.reduce({b.convert(is_nan(b, x), ElementType::kS64)}, {b.constant_splat_int(0, scalar)}, {dim},
-                        [](hlo::Builder& r, const std::vector<Value>& a) {
-                          return std::vector<Value>{r.add(a[0], a[1])};
-                        })[0];
-  const TensorType row = nans.type();
-  Value count = b.constant_splat_int(n, row);
-  Value one = b.constant_splat_int(1, row), two = b.constant_splat_int(2, row), zero = b.constant_splat_int(0, row);
-  Value pos;
-  if (ignore_nan) {
-    // (m - 1) / 2 over the m numbers. An all-NaN row gives NaN; which of
-    // its indices is unspecified (CPU's nth_element picks one), the middle
-    // one here.
-    Value m = b.subtract(count, nans);
-    pos = b.select(b.compare(m, zero, "GT"), b.divide(b.subtract(m, one), two),
-                   b.divide(b.subtract(count, one), two));
-  } else {
-    // The first NaN (sorted after all numbers, in original order) when there is one.
-    pos = b.select(b.compare(nans, zero, "GT"), b.subtract(count, nans), b.divide(b.subtract(count, one), two));
-  }
-  return pick_at(b, values, indices, pos, dim, keepdim);
 }
 
 std::pair<Value, Value> lower_mode(hlo::Builder& b, const Value& x, int64_t dim, bool keepdim) {
