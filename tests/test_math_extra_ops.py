@@ -14,6 +14,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+import torch_tpu
 from tpu_testing import TPU, assert_grad, assert_same
 
 INF, NAN = math.inf, math.nan
@@ -509,9 +510,53 @@ def test_shrink_errors():
     assert_same(lambda v: F.hardshrink(v, 0.0), torch.tensor([0.0, -0.0, 1e-30, NAN]))
 
 
-def test_rrelu_training_not_supported():
-    with pytest.raises(NotImplementedError):
-        F.rrelu(torch.ones(3, device=TPU), training=True)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_rrelu_training_draws_slopes_on_the_device(dtype):
+    # Each element at or below zero gets a slope from U(lower, upper), the
+    # others pass unchanged; the slopes land in `noise` and scale the
+    # gradient; a seeded device generator repeats them.
+    lower, upper = 0.1, 0.3
+    x = torch.cat([torch.linspace(-4, 4, 20001), torch.tensor([0.0, -0.0])]).to(dtype)
+    xt = x.to(TPU).requires_grad_()
+    out = F.rrelu(xt, lower, upper, training=True)
+    out.backward(torch.ones_like(out))
+    got, grad = out.detach().cpu().float(), xt.grad.cpu().float()
+    positive = x > 0
+    assert torch.equal(got[positive], x[positive].float())
+    assert torch.equal(grad[positive], torch.ones(int(positive.sum())))
+    slopes = grad[~positive]
+    assert slopes.min() >= lower - 1e-3 and slopes.max() <= upper + 1e-3
+    assert abs(slopes.mean().item() - (lower + upper) / 2) < 0.005 and slopes.std() > 0.05
+    negative = x < 0
+    torch.testing.assert_close(got[negative], (x.float() * grad)[negative], rtol=1e-2 if dtype != torch.float32 else 0,
+                               atol=0)
+
+    noise = torch.empty(0, device=TPU, dtype=dtype)
+    g = torch.Generator(TPU)
+    runs = []
+    for _ in range(2):
+        g.manual_seed(5)
+        runs.append(torch.ops.aten.rrelu_with_noise(x.to(TPU), noise, lower, upper, True, g).cpu())
+        assert noise.shape == x.shape and torch.equal(noise.cpu()[positive], torch.ones(int(positive.sum()), dtype=dtype))
+    assert torch.equal(runs[0], runs[1])
+
+    y = x.to(TPU)
+    F.rrelu(y, lower, upper, training=True, inplace=True)
+    assert torch.equal(y.cpu()[positive], x[positive]) and (y.cpu()[negative] < 0).all()
+    with pytest.raises(RuntimeError, match="rrelu_with_noise"):
+        torch.ops.aten.rrelu_with_noise(x.to(TPU), torch.empty(0, device=TPU, dtype=torch.float64), lower, upper, True)
+
+
+def test_rrelu_training_in_fused_and_compiled_modes():
+    x = torch.linspace(-2, 2, 101)
+    with torch_tpu.eager_mode("fused"):
+        out = F.rrelu(x.to(TPU), training=True).cpu()
+    assert torch.equal(out[x > 0], x[x > 0]) and ((out[x < 0] / x[x < 0]) >= 1 / 8 - 1e-6).all()
+    compiled = torch.compile(lambda t: F.rrelu(t, training=True), backend="tpu")
+    out = compiled(x.to(TPU)).cpu()
+    ratio = out[x < 0] / x[x < 0]
+    assert torch.equal(out[x > 0], x[x > 0]) and (ratio >= 1 / 8 - 1e-6).all() and (ratio <= 1 / 3 + 1e-6).all()
+    assert ratio.std() > 0.01
 
 
 def test_zeta_at_its_poles_and_at_infinity():

@@ -1,16 +1,19 @@
 // ATen glue for elu (celu and selu go through it), hardswish, hardsigmoid,
-// mish, log_sigmoid, glu, prelu, softshrink, hardshrink and rrelu in eval
-// mode, with the backward ops autograd calls for them. Scalars (alpha,
+// mish, log_sigmoid, glu, prelu, softshrink, hardshrink and rrelu, with
+// the backward ops autograd calls for them. Scalars (alpha,
 // lambd, ...) are runtime inputs. Lowerings:
 // csrc/ops/elementwise/more_activations.cc.
 #include <ATen/ExpandUtils.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
+#include <ATen/ops/empty_like.h>
 #include <ATen/ops/leaky_relu.h>
 #include <ATen/ops/leaky_relu_backward.h>
+#include <ATen/ops/mul.h>
 #include <ATen/ops/narrow.h>
 #include <ATen/ops/result_type.h>
+#include <ATen/ops/where.h>
 #include <c10/core/ScalarType.h>
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
@@ -375,30 +378,50 @@ at::Tensor& shrink_backward_out(const at::Tensor& grad, const at::Tensor& self, 
   return run_into(shrink_backward_call(Op, grad, self, lambd), grad_input, false, false);
 }
 
-// ---- rrelu (eval mode) ------------------------------------------------------------------------------
+// ---- rrelu ------------------------------------------------------------------------------------
 //
-// Training mode samples a slope per element; it needs the device random
-// generator and is not supported yet. Eval mode is leaky_relu with the mean
-// slope, as on CPU.
+// Training mode gives each element at or below zero a slope drawn uniformly
+// from [lower, upper] by the device generator, and writes the slopes (1
+// for positive elements) to `noise`, which the backward multiplies the
+// gradient by (PyTorch's rrelu_with_noise_backward), as CPU's and CUDA's
+// kernels do. It is composed of uniform_, where and mul, each lowered once.
+// Eval mode is leaky_relu with the mean slope, as on CPU.
 
-c10::Scalar mean_slope(const c10::Scalar& lower, const c10::Scalar& upper, bool training) {
-  TORCH_CHECK_NOT_IMPLEMENTED(!training, "aten::rrelu_with_noise: training mode (random slopes) is not supported "
-                                         "on tpu yet; use model.eval() or the CPU fallback");
+c10::Scalar mean_slope(const c10::Scalar& lower, const c10::Scalar& upper) {
   return (lower.to<double>() + upper.to<double>()) / 2;
 }
 
-at::Tensor rrelu_with_noise(const at::Tensor& self, at::Tensor&, const c10::Scalar& lower, const c10::Scalar& upper,
-                            bool training, std::optional<at::Generator>) {
-  return at::leaky_relu(self, mean_slope(lower, upper, training));
+// Draws the slopes into `noise` (resized to self's shape).
+void draw_slopes(const at::Tensor& self, at::Tensor& noise, const c10::Scalar& lower, const c10::Scalar& upper,
+                 std::optional<at::Generator> generator) {
+  TORCH_CHECK(noise.device() == self.device(), "aten::rrelu_with_noise: noise is on ", noise.device(),
+              ", self on ", self.device());
+  TORCH_CHECK(noise.scalar_type() == self.scalar_type(), "aten::rrelu_with_noise: noise has dtype ",
+              noise.scalar_type(), ", self ", self.scalar_type());
+  at::Tensor slopes = at::empty_like(self);
+  slopes.uniform_(lower.to<double>(), upper.to<double>(), std::move(generator));
+  at::native::resize_output(noise, self.sizes());
+  noise.copy_(at::where(self.le(0), slopes, 1));
 }
-at::Tensor& rrelu_with_noise_(at::Tensor& self, at::Tensor&, const c10::Scalar& lower, const c10::Scalar& upper,
-                              bool training, std::optional<at::Generator>) {
-  return at::leaky_relu_(self, mean_slope(lower, upper, training));
+
+at::Tensor rrelu_with_noise(const at::Tensor& self, at::Tensor& noise, const c10::Scalar& lower,
+                            const c10::Scalar& upper, bool training, std::optional<at::Generator> generator) {
+  if (!training) return at::leaky_relu(self, mean_slope(lower, upper));
+  draw_slopes(self, noise, lower, upper, std::move(generator));
+  return at::mul(self, noise);
 }
-at::Tensor& rrelu_with_noise_out(const at::Tensor& self, at::Tensor&, const c10::Scalar& lower,
-                                 const c10::Scalar& upper, bool training, std::optional<at::Generator>,
+at::Tensor& rrelu_with_noise_(at::Tensor& self, at::Tensor& noise, const c10::Scalar& lower,
+                              const c10::Scalar& upper, bool training, std::optional<at::Generator> generator) {
+  if (!training) return at::leaky_relu_(self, mean_slope(lower, upper));
+  draw_slopes(self, noise, lower, upper, std::move(generator));
+  return self.mul_(noise);
+}
+at::Tensor& rrelu_with_noise_out(const at::Tensor& self, at::Tensor& noise, const c10::Scalar& lower,
+                                 const c10::Scalar& upper, bool training, std::optional<at::Generator> generator,
                                  at::Tensor& out) {
-  return at::leaky_relu_out(out, self, mean_slope(lower, upper, training));
+  if (!training) return at::leaky_relu_out(out, self, mean_slope(lower, upper));
+  draw_slopes(self, noise, lower, upper, std::move(generator));
+  return at::mul_out(out, self, noise);
 }
 
 }  // namespace
