@@ -541,3 +541,29 @@ def test_other_backwards():
     assert_grads_same(lambda t: torch.amax(t, 0), x)
     assert_grads_same(lambda t: torch.logsumexp(t, 1), x)
     assert_grads_same(lambda t: torch.prod(t, 1), x + 3)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.int64, torch.int32,
+                                   torch.int8, torch.uint8, torch.bool], ids=str)
+def test_hash_tensor(dtype):
+    # The xor of the elements widened to 64 bits (floats through float64),
+    # bit for bit as CPU's, over all dims or some, NaN, -0.0 and infinities
+    # included; a non-contiguous view hashes its own elements.
+    g = torch.Generator().manual_seed(1)
+    x = (torch.randn(6, 9, generator=g) * 100).to(dtype)
+    if dtype.is_floating_point:
+        x[0, :5] = torch.tensor([float("nan"), -float("nan"), float("inf"), -0.0, 0.0]).to(dtype)
+    for dims, keepdim in [((), False), ((1,), False), ((0,), True), ((0, 1), False)]:
+        assert_same(lambda t: torch.hash_tensor(t, dims, keepdim=keepdim), x)
+    assert_same(lambda t: torch.hash_tensor(t.t()[2:, ::2], 0), x)
+    out = torch.empty(0, dtype=torch.uint64, device="tpu")
+    torch.hash_tensor(x.to("tpu"), 1, out=out)
+    assert torch.equal(out.cpu(), torch.hash_tensor(x, 1))
+
+
+def test_hash_tensor_errors():
+    assert_same(lambda t: torch.hash_tensor(t), torch.ones(0))
+    assert_same(lambda t: torch.hash_tensor(t, 0), torch.ones(0, 3))
+    assert_same(lambda t: torch.hash_tensor(t, 1), torch.ones(0, 3))
+    assert_same(lambda t: torch.hash_tensor(t, mode=1), torch.ones(3))
+    assert_same(lambda t: torch.hash_tensor(t), torch.ones(3, dtype=torch.complex64))

@@ -1,8 +1,8 @@
 // ATen glue for the reductions: sum, nansum, prod, mean, amax / amin,
 // max / min (full and along a dim, with indices), argmax / argmin,
-// all / any, var / std (and var_mean / std_mean), logsumexp. Decides result
-// dtypes and shapes and raises CPU's errors; the lowerings live in
-// csrc/ops/reduction/reduce.cc.
+// all / any, var / std (and var_mean / std_mean), logsumexp, hash_tensor.
+// Decides result dtypes and shapes and raises CPU's errors; the lowerings
+// live in csrc/ops/reduction/reduce.cc.
 #include <ATen/WrapDimUtils.h>
 #include <ATen/WrapDimUtilsMulti.h>
 #include <ATen/core/Tensor.h>
@@ -123,6 +123,7 @@ const char* kind_name(ReduceKind kind) {
     case ReduceKind::kMin: return "aten::amin";
     case ReduceKind::kAll: return "aten::all";
     case ReduceKind::kAny: return "aten::any";
+    case ReduceKind::kXor: return "aten::hash_tensor";
   }
   return "?";
 }
@@ -445,6 +446,32 @@ at::Tensor& any_dims_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bo
   return out;
 }
 
+// ---- hash_tensor -------------------------------------------------------------
+
+// Mode 0 (the only one PyTorch has): the xor of the elements' 64-bit
+// patterns, a uint64 result. Empty inputs are refused as on CPU.
+at::Tensor hash_tensor_like(const at::Tensor& self, at::IntArrayRef dim, bool keepdim, int64_t mode,
+                            const at::Tensor* out) {
+  TORCH_CHECK(mode == 0, "Unknown hash_tensor mode: ", mode);
+  TORCH_CHECK_NOT_IMPLEMENTED(!self.is_complex(), "\"xor_sum\" not implemented for '", self.scalar_type(), "'");
+  TORCH_CHECK(self.numel() != 0 || !dim.empty(),
+              "hash_tensor: Expected reduction dim to be specified for input.numel() == 0. Specify the reduction "
+              "dim with the 'dim' argument.");
+  std::vector<int64_t> dims = reduced_dims(self, dim);
+  check_nonzero_dims(self, dims, "hash_tensor");  // as CPU: xor has an identity, but CPU refuses
+  if (out) check_out_dtype(*out, c10::kUInt64);
+  return accumulate(ReduceKind::kXor, self, std::move(dims), keepdim, c10::kUInt64, out);
+}
+
+at::Tensor hash_tensor(const at::Tensor& self, at::IntArrayRef dim, bool keepdim, int64_t mode) {
+  return hash_tensor_like(self, dim, keepdim, mode, nullptr);
+}
+at::Tensor& hash_tensor_out(const at::Tensor& self, at::IntArrayRef dim, bool keepdim, int64_t mode,
+                            at::Tensor& out) {
+  hash_tensor_like(self, dim, keepdim, mode, &out);
+  return out;
+}
+
 // ---- var, std, var_mean, std_mean --------------------------------------------
 
 struct VarCall {
@@ -576,6 +603,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("prod.int_out", prod_dim_out);
   m.impl("mean.dim", mean_dim);
   m.impl("mean.out", mean_out);
+  m.impl("hash_tensor", hash_tensor);
+  m.impl("hash_tensor.out", hash_tensor_out);
   m.impl("amax", amax);
   m.impl("amax.out", amax_out);
   m.impl("amin", amin);

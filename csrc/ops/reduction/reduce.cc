@@ -47,6 +47,7 @@ Value identity(hlo::Builder& b, ReduceKind kind, ElementType t) {
     case ReduceKind::kSum:
     case ReduceKind::kNanSum:
     case ReduceKind::kAny:
+    case ReduceKind::kXor:
       return b.constant_splat_int(0, s);
     case ReduceKind::kProd:
     case ReduceKind::kAll:
@@ -76,6 +77,8 @@ Value combine(hlo::Builder& b, ReduceKind kind, const Value& acc, const Value& x
       return b.and_(acc, x);
     case ReduceKind::kAny:
       return b.or_(acc, x);
+    case ReduceKind::kXor:
+      return b.xor_(acc, x);
   }
   return {};
 }
@@ -95,6 +98,14 @@ Value truth(hlo::Builder& b, const Value& x) {
 }
 
 Value is_nan(hlo::Builder& b, const Value& x) { return b.compare(x, x, "NE"); }
+
+// x's elements as the 64-bit patterns hash_tensor combines.
+Value hash_bits(hlo::Builder& b, const Value& x) {
+  const TensorType u64(ElementType::kU64, x.dims());
+  if (is_floating(x.dtype())) return b.bitcast_convert(convert_to(b, x, ElementType::kF64), u64);
+  if (is_unsigned(x.dtype())) return b.convert(x, ElementType::kU64);
+  return b.bitcast_convert(b.convert(x, ElementType::kS64), u64);
+}
 
 // A reduced value (dims removed) as the keepdim shape, broadcast to `shape`.
 Value broadcast_reduced(hlo::Builder& b, const Value& reduced, const std::vector<int64_t>& shape,
@@ -145,6 +156,9 @@ Value lower_reduce(hlo::Builder& b, const Value& x, ReduceKind kind, const std::
     case ReduceKind::kMax:
     case ReduceKind::kMin:
       in = x;
+      break;
+    case ReduceKind::kXor:
+      in = hash_bits(b, x);
       break;
     case ReduceKind::kNanSum:
       in = convert_to(b, convert_to(b, x, out), acc);

@@ -1,6 +1,6 @@
 // Lowerings of the reductions: sum / nansum / prod, mean, amax / amin,
-// max / min with their indices, argmax / argmin, all / any, var / std and
-// logsumexp.
+// max / min with their indices, argmax / argmin, all / any, var / std,
+// logsumexp and hash_tensor.
 //
 // Every lowering takes `dims`, the reduced dimensions already normalized by
 // the ATen glue (wrapped, sorted, unique; empty for a 0-dim input), and
@@ -18,7 +18,10 @@
 
 namespace torch_tpu::ops {
 
-enum class ReduceKind : char { kSum, kNanSum, kProd, kMax, kMin, kAll, kAny };
+// kXor: hash_tensor's mode 0, the exclusive or of the elements as 64-bit
+// patterns (floats widened to f64, signed integers and bool to s64,
+// unsigned ones to u64, as CPU's xor_sum widens them), a u64 result.
+enum class ReduceKind : char { kSum, kNanSum, kProd, kMax, kMin, kAll, kAny, kXor };
 
 
 // `x` converted to `acc`, reduced with `kind` over `dims`, converted to
