@@ -260,11 +260,8 @@ MultinomialResult lower_multinomial(hlo::Builder& b, const hlo::Value& seed, con
 
 hlo::Value lower_randperm(hlo::Builder& b, const hlo::Value& seed, const hlo::Value& offset, int64_t n,
                           ElementType out) {
-  // Random 64-bit keys as signed integers, in the order of their bits.
-  const hlo::TensorType s64(ElementType::kS64, {n});
-  hlo::Value keys = b.bitcast_convert(random_bits(b, seed, offset, ElementType::kU64, {n}), s64);
-  keys = b.xor_(keys, b.constant_splat_int(std::numeric_limits<int64_t>::min(), s64));
-  return convert_to(b, lower_sort_positions(b, keys, 0), out);
+  const hlo::Value keys = random_bits(b, seed, offset, ElementType::kU64, {n});
+  return convert_to(b, lower_sort_positions(b, lower_order_key(b, keys, /*descending=*/false), 0), out);
 }
 
 hlo::Value lower_any_outside(hlo::Builder& b, const hlo::Value& x, double lo, double hi) {

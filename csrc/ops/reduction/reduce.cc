@@ -107,15 +107,6 @@ Value hash_bits(hlo::Builder& b, const Value& x) {
   return b.bitcast_convert(b.convert(x, ElementType::kS64), u64);
 }
 
-// A reduced value (dims removed) as the keepdim shape, broadcast to `shape`.
-Value broadcast_reduced(hlo::Builder& b, const Value& reduced, const std::vector<int64_t>& shape,
-                        const std::vector<int64_t>& dims) {
-  std::vector<int64_t> map;
-  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
-    if (!is_reduced(dims, d)) map.push_back(d);
-  }
-  return b.broadcast_in_dim(reduced, shape, map);
-}
 
 }  // namespace
 
@@ -143,6 +134,15 @@ Value expand_kept(hlo::Builder& b, const Value& kept, const std::vector<int64_t>
   std::vector<int64_t> map(shape.size());
   for (size_t i = 0; i < map.size(); ++i) map[i] = static_cast<int64_t>(i);
   return b.broadcast_in_dim(kept, shape, map);
+}
+
+Value broadcast_reduced(hlo::Builder& b, const Value& reduced, const std::vector<int64_t>& shape,
+                        const std::vector<int64_t>& dims) {
+  std::vector<int64_t> map;
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
+    if (!is_reduced(dims, d)) map.push_back(d);
+  }
+  return b.broadcast_in_dim(reduced, shape, map);
 }
 
 Value lower_reduce(hlo::Builder& b, const Value& x, ReduceKind kind, const std::vector<int64_t>& dims,

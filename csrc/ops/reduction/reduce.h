@@ -71,4 +71,8 @@ hlo::Value restore_reduced_dims(hlo::Builder& b, const hlo::Value& reduced, cons
 // A value of the keepdim shape broadcast back to `shape`.
 hlo::Value expand_kept(hlo::Builder& b, const hlo::Value& kept, const std::vector<int64_t>& shape);
 
+// A reduced value (`dims` removed) broadcast back to `shape`.
+hlo::Value broadcast_reduced(hlo::Builder& b, const hlo::Value& reduced, const std::vector<int64_t>& shape,
+                             const std::vector<int64_t>& dims);
+
 }  // namespace torch_tpu::ops

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "ops/indexing/gather_scatter.h"
+#include "ops/reduction/reduce.h"
 #include "ops/reduction/sort.h"
 
 namespace torch_tpu::ops {
@@ -14,23 +15,9 @@ using hlo::TensorType;
 using hlo::Value;
 using Values = std::vector<Value>;
 
-std::vector<int64_t> other_dims(int64_t rank, int64_t dim) {
-  std::vector<int64_t> kept;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (d != dim) kept.push_back(d);
-  }
-  return kept;
-}
-
-std::vector<int64_t> without(std::vector<int64_t> dims, int64_t dim) {
-  dims.erase(dims.begin() + dim);
-  return dims;
-}
-
 // How many elements along `dim` are true, as `count`.
 Value count_along(hlo::Builder& b, const Value& pred, int64_t dim, ElementType count) {
-  return b.reduce({b.convert(pred, count)}, {b.constant_splat_int(0, TensorType::scalar(count))}, {dim},
-                  [](hlo::Builder& r, const Values& a) { return Values{r.add(a[0], a[1])}; })[0];
+  return lower_reduce(b, pred, ReduceKind::kSum, {dim}, /*keepdim=*/false, count, count);
 }
 
 // Order keys as unsigned integers of their width, in the same order.
@@ -46,7 +33,7 @@ Value unsigned_order(hlo::Builder& b, const Value& order) {
 // rank-th smallest key (0-based) when the bits cover every key. `rank` is
 // in the count type.
 Value bisect(hlo::Builder& b, const Value& key, const Value& rank, int64_t dim, const Value& steps) {
-  const std::vector<int64_t> shape = key.dims(), kept = other_dims(key.rank(), dim);
+  const std::vector<int64_t> shape = key.dims();
   const TensorType row(key.dtype(), rank.dims());
   const TensorType s32 = TensorType::scalar(ElementType::kS32);
   auto cond = [s32](hlo::Builder& c, const Values& a) {
@@ -56,7 +43,7 @@ Value bisect(hlo::Builder& b, const Value& key, const Value& rank, int64_t dim, 
     const Value bit = c.subtract(a[0], c.constant_splat_int(1, s32));
     const Value shift = c.broadcast_in_dim(c.convert(bit, key.dtype()), row.dims, {});
     const Value t = c.or_(a[1], c.shift_left(c.constant_splat_int(1, row), shift));
-    const Value below = count_along(c, c.compare(key, c.broadcast_in_dim(t, shape, kept), "LT"), dim, rank.dtype());
+    const Value below = count_along(c, c.compare(key, broadcast_reduced(c, t, shape, {dim}), "LT"), dim, rank.dtype());
     return Values{bit, c.select(c.compare(below, rank, "LE"), t, a[1])};
   };
   return b.while_loop({steps, b.constant_splat_int(0, row)}, cond, body)[1];
@@ -71,7 +58,7 @@ int64_t bits_for(int64_t n) {
 // The element of each row at sorted position `rank` (s64, one per row) of a
 // stable ascending sort, and its index, without sorting.
 std::pair<Value, Value> select_ranked(hlo::Builder& b, const Value& x, const Value& rank, int64_t dim, bool keepdim) {
-  const std::vector<int64_t> shape = x.dims(), kept = other_dims(x.rank(), dim);
+  const std::vector<int64_t> shape = x.dims();
   const int64_t n = shape[dim];
   const bool short_rows = n <= std::numeric_limits<int32_t>::max();
   const ElementType count = short_rows ? ElementType::kS32 : ElementType::kS64;
@@ -83,16 +70,16 @@ std::pair<Value, Value> select_ranked(hlo::Builder& b, const Value& x, const Val
 
   // Which of the positions holding that key: the target-th (0-based), after
   // those of equal keys that sort before it.
-  const Value found = b.broadcast_in_dim(value_key, shape, kept);
+  const Value found = broadcast_reduced(b, value_key, shape, {dim});
   const Value match = b.compare(key, found, "EQ");
   const Value target = b.subtract(wanted, count_along(b, b.compare(key, found, "LT"), dim, count));
   const TensorType positions(short_rows ? ElementType::kU32 : ElementType::kU64, shape);
   const Value largest = b.constant_splat_uint(std::numeric_limits<uint64_t>::max() >> (short_rows ? 32 : 0),
-                                              TensorType::scalar(positions.dtype));
+                                              positions);
   // Positions of the matches; others above every position.
-  const Value position_key = b.select(match, b.iota(positions, dim), b.broadcast_in_dim(largest, shape, {}));
-  const Value first = b.reduce({position_key}, {largest}, {dim},
-                               [](hlo::Builder& r, const Values& a) { return Values{r.minimum(a[0], a[1])}; })[0];
+  const Value position_key = b.select(match, b.iota(positions, dim), largest);
+  const Value first = lower_reduce(b, position_key, ReduceKind::kMin, {dim}, /*keepdim=*/false, positions.dtype,
+                                   positions.dtype);
   const Value later = any_true(b, b.compare(target, b.constant_splat_int(0, target.type()), "GT"));
   const Value steps = b.select(later, b.constant_splat_int(bits_for(n), s32), b.constant_splat_int(0, s32));
   const Value nth = bisect(b, position_key, target, dim, steps);
@@ -104,21 +91,21 @@ std::pair<Value, Value> select_ranked(hlo::Builder& b, const Value& x, const Val
   const Value index = b.reshape(index_row, one);
   const Value value = lower_gather_bits(b, x, index, dim);
   if (keepdim) return {value, index};
-  return {b.reshape(value, without(shape, dim)), index_row};
+  return {b.reshape(value, index_row.dims()), index_row};
 }
 
 }  // namespace
 
 std::pair<Value, Value> lower_kthvalue(hlo::Builder& b, const Value& x, int64_t k, int64_t dim, bool keepdim) {
   if (x.rank() == 0) return lower_sort(b, x, 0, false);
-  const TensorType row(ElementType::kS64, without(x.dims(), dim));
+  const TensorType row(ElementType::kS64, reduced_shape(x.dims(), {dim}, /*keepdim=*/false));
   return select_ranked(b, x, b.constant_splat_int(k - 1, row), dim, keepdim);
 }
 
 std::pair<Value, Value> lower_median(hlo::Builder& b, const Value& x, int64_t dim, bool keepdim, bool ignore_nan) {
   if (x.rank() == 0) return lower_sort(b, x, 0, false);
   const int64_t n = x.dims()[dim];
-  const TensorType row(ElementType::kS64, without(x.dims(), dim));
+  const TensorType row(ElementType::kS64, reduced_shape(x.dims(), {dim}, /*keepdim=*/false));
   auto k = [&](int64_t v) { return b.constant_splat_int(v, row); };
   if (!is_floating(x.dtype())) return select_ranked(b, x, k((n - 1) / 2), dim, keepdim);
   // The rank to pick depends on the row's NaN count (NaN sorts last).

@@ -5,6 +5,7 @@
 
 #include "ops/broadcast.h"
 #include "ops/indexing/gather_scatter.h"
+#include "ops/reduction/reduce.h"
 #include "ops/reduction/scan.h"
 
 namespace torch_tpu::ops {
@@ -96,17 +97,13 @@ Value packed_positions(hlo::Builder& b, const Value& half, int64_t dim) {
 // stablehlo.case sorts their distances from it once instead.
 Value two_pass_positions(hlo::Builder& b, const Value& order, int64_t dim) {
   const TensorType s64 = order.type();
-  const TensorType scalar = TensorType::scalar(ElementType::kS64);
   auto k = [&](int64_t v) { return b.constant_splat_int(v, s64); };
-  auto whole = [&](const Value& v, bool max) {
-    std::vector<int64_t> dims(v.rank());
-    for (int64_t d = 0; d < v.rank(); ++d) dims[d] = d;
-    const int64_t init = max ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
-    return b.reduce({v}, {b.constant_splat_int(init, scalar)}, dims, [max](hlo::Builder& r, const std::vector<Value>& a) {
-      return std::vector<Value>{max ? r.maximum(a[0], a[1]) : r.minimum(a[0], a[1])};
-    })[0];
+  std::vector<int64_t> all(order.rank());
+  for (int64_t d = 0; d < order.rank(); ++d) all[d] = d;
+  auto whole = [&](ReduceKind kind) {
+    return lower_reduce(b, order, kind, all, /*keepdim=*/false, ElementType::kS64, ElementType::kS64);
   };
-  const Value low = whole(order, false), high = whole(order, true);
+  const Value low = whole(ReduceKind::kMin), high = whole(ReduceKind::kMax);
   // high - low, exact as an unsigned 64-bit difference.
   const TensorType u64(ElementType::kU64, {});
   const Value span = b.subtract(b.bitcast_convert(high, u64), b.bitcast_convert(low, u64));
