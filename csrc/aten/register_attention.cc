@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "aten/dtypes.h"
+#include "aten/matmul_precision.h"
 #include "aten/op_runner.h"
 #include "aten/result_layout.h"
 #include "ops/nn/attention.h"
@@ -152,6 +153,7 @@ Plan plan(const char* op, const at::Tensor& q, const at::Tensor& k, const at::Te
   put(p.attributes, p.options.scale);
   p.attributes.push_back(is_causal ? 'c' : '-');
   p.attributes.push_back(p.bias_kind);
+  p.options.f32_precision = keyed_float32_precision(p.attributes, q.scalar_type());
   return p;
 }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "aten/dtypes.h"
+#include "aten/matmul_precision.h"
 #include "aten/op_runner.h"
 #include "aten/result_layout.h"
 #include "ops/nn/convolution.h"
@@ -51,6 +52,7 @@ ops::ConvParams params(const at::Tensor& input, const at::Tensor& weight, c10::S
   p.transposed = transposed;
   p.output_padding = transposed ? expand(output_padding, n, "output_padding") : std::vector<int64_t>(n, 0);
   p.groups = groups.expect_int();
+  p.f32_precision = float32_precision_for(input.scalar_type());
   TORCH_CHECK(p.groups > 0, "non-positive groups is not supported");
   for (int64_t i = 0; i < n; ++i) {
     TORCH_CHECK(p.stride[i] > 0, "non-positive stride is not supported");
@@ -100,6 +102,7 @@ std::string key_of(const ops::ConvParams& p) {
   }
   put(key, p.groups);
   key.push_back(p.transposed ? 't' : '-');
+  put_float32_precision(key, p.f32_precision);
   return key;
 }
 

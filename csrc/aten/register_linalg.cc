@@ -15,6 +15,7 @@
 
 #include "aten/dtypes.h"
 #include "aten/lazy_bits.h"
+#include "aten/matmul_precision.h"
 #include "aten/op_runner.h"
 #include "ops/elementwise/unary.h"
 #include "ops/linalg/matmul.h"
@@ -52,10 +53,11 @@ struct ProductCall {
 // the call at once), or resolved: PyTorch lets lazily conjugated and negated
 // views through to the products (x.mH @ y).
 ProductCall product_call(const char* name, Product kind, const at::Tensor& lhs, const at::Tensor& rhs) {
-  return {OpCall{name, std::string(1, static_cast<char>(kind)),
-                 {operand_without_lazy_bits(lhs), operand_without_lazy_bits(rhs)}, {}},
-          [kind](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
-            return std::vector<hlo::Value>{ops::lower_product(b, kind, t[0], t[1])};
+  std::string attributes(1, static_cast<char>(kind));
+  const hlo::Precision f32 = keyed_float32_precision(attributes, lhs.scalar_type());
+  return {OpCall{name, std::move(attributes), {operand_without_lazy_bits(lhs), operand_without_lazy_bits(rhs)}, {}},
+          [kind, f32](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
+            return std::vector<hlo::Value>{ops::lower_product(b, kind, t[0], t[1], f32)};
           }};
 }
 
@@ -68,20 +70,21 @@ ProductCall add_product_call(const char* name, Product kind, const at::Tensor& s
   ProductCall p{OpCall{name, std::string(1, static_cast<char>(kind)), {}, {}}, {}};
   p.call.attributes.push_back(beta_zero ? '0' : has_beta ? 'b' : '1');
   p.call.attributes.push_back(has_alpha ? 'a' : '1');
+  const hlo::Precision f32 = keyed_float32_precision(p.call.attributes, lhs.scalar_type());
   if (!beta_zero) p.call.tensors.push_back(operand_without_lazy_bits(self));
   p.call.tensors.push_back(operand_without_lazy_bits(lhs));
   p.call.tensors.push_back(operand_without_lazy_bits(rhs));
   if (has_beta) p.call.scalars.push_back({acc, beta});
   if (has_alpha) p.call.scalars.push_back({acc, alpha});
-  p.body = [kind, beta_zero, has_beta, has_alpha](hlo::Builder& b, const std::vector<hlo::Value>& t,
-                                                  const std::vector<hlo::Value>& s) {
+  p.body = [kind, beta_zero, has_beta, has_alpha, f32](hlo::Builder& b, const std::vector<hlo::Value>& t,
+                                                       const std::vector<hlo::Value>& s) {
     const size_t first = beta_zero ? 0 : 1;
     std::optional<hlo::Value> self_value, beta_value, alpha_value;
     if (!beta_zero) self_value = t[0];
     if (has_beta) beta_value = s[0];
     if (has_alpha) alpha_value = s[has_beta ? 1 : 0];
     return std::vector<hlo::Value>{
-        ops::lower_add_product(b, kind, self_value, t[first], t[first + 1], beta_value, alpha_value)};
+        ops::lower_add_product(b, kind, self_value, t[first], t[first + 1], beta_value, alpha_value, f32)};
   };
   return p;
 }
@@ -303,9 +306,12 @@ at::Tensor dot(const at::Tensor& self, const at::Tensor& other) {
 at::Tensor vdot(const at::Tensor& self, const at::Tensor& other) {
   check_dot(self, other);
   if (!self.is_complex()) return run(product_call("aten::vdot", Product::kDot, self, other));
-  OpCall call{"aten::vdot", "", {operand_without_lazy_bits(self), operand_without_lazy_bits(other)}, {}};
-  return run_op(call, [](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
-    return std::vector<hlo::Value>{ops::lower_product(b, Product::kDot, ops::conjugate(b, t[0]), t[1])};
+  std::string attributes;
+  const hlo::Precision f32 = keyed_float32_precision(attributes, self.scalar_type());
+  OpCall call{"aten::vdot", std::move(attributes), {operand_without_lazy_bits(self), operand_without_lazy_bits(other)},
+              {}};
+  return run_op(call, [f32](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
+    return std::vector<hlo::Value>{ops::lower_product(b, Product::kDot, ops::conjugate(b, t[0]), t[1], f32)};
   }).at(0);
 }
 

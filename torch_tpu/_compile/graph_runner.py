@@ -43,7 +43,8 @@ _SCALARS = (int, float, bool)
 class _Replayer:
     """Captures a graph's calls until two agree, then replays them. A graph
     with symbolic sizes takes them as int arguments: each set of values gets
-    its own captures and plan (the program has static shapes)."""
+    its own captures and plan (the program has static shapes), as does each
+    float32 matmul precision."""
 
     def __init__(self, name: str):
         self.name = name
@@ -91,13 +92,13 @@ class _Replayer:
         if not capture.failure and signature == captures.signature:
             self.plans[key] = capture.plan()
             del self.pending[key]
-            log.debug("%s: replaying its program from now on%s", self.name, f" for sizes {key}" if key else "")
+            log.debug("%s: replaying its program from now on for %s", self.name, key)
             return
         captures.signature = None if capture.failure else signature
         captures.left -= 1
         if captures.left == 0:
             captures.done = True
-            log.debug("%s is recorded on every call%s: %s", self.name, f" for sizes {key}" if key else "",
+            log.debug("%s is recorded on every call for %s: %s", self.name, key,
                       capture.failure or "its calls did not capture the same program twice")
 
     def give_up(self, why: str) -> None:
@@ -137,7 +138,7 @@ def _fused_on_this_thread():
 
 
 class _Captures:
-    """The captures of one graph at one set of sizes."""
+    """The captures of one graph at one key (matmul precision and sizes)."""
 
     def __init__(self):
         self.signature = None
@@ -241,7 +242,10 @@ def make_runner(gm: torch.fx.GraphModule, fuse: bool, replay: bool = True) -> Ca
             return call(args)
         if replayer is None or replayer.failure is not None:
             return record(args)
-        key = tuple(a for a in args if not isinstance(a, torch.Tensor))
+        # A plan per set of sizes, and per float32 matmul precision: the ops
+        # read the level as they are recorded (csrc/aten/matmul_precision.h),
+        # so a plan captured under one level is not replayed under another.
+        key = (torch.get_float32_matmul_precision(),) + tuple(a for a in args if not isinstance(a, torch.Tensor))
         plan = replayer.plan_for(key)
         if plan is not None:
             tensors = plan.replay(_tensors(args) + constants)

@@ -53,8 +53,18 @@ hlo::Value times(hlo::Builder& b, const hlo::Value& x, const std::optional<hlo::
 
 }  // namespace
 
+bool takes_float32_precision(ElementType dtype) {
+  return dtype == ElementType::kF32 || dtype == ElementType::kC64;
+}
+
+hlo::Precision full_width_precision(ElementType dtype, hlo::Precision f32) {
+  if (takes_float32_precision(dtype)) return f32;
+  // f64 / complex128 at full width; integers have no reduced passes.
+  return is_floating(dtype) || is_complex(dtype) ? hlo::Precision::kHighest : hlo::Precision::kDefault;
+}
+
 hlo::Value accumulate_dot(hlo::Builder& b, const hlo::Value& lhs, const hlo::Value& rhs,
-                          const hlo::DotDims& dims) {
+                          const hlo::DotDims& dims, hlo::Precision f32) {
   const ElementType dtype = lhs.dtype();
   if (is_float8(dtype)) {
     // Widened exactly: XLA fuses convert-then-dot into an 8-bit matmul
@@ -86,22 +96,22 @@ hlo::Value accumulate_dot(hlo::Builder& b, const hlo::Value& lhs, const hlo::Val
     shape.insert(shape.end(), out.dims().begin() + static_cast<int64_t>(next), out.dims().end());
     return b.reshape(out, shape);
   }
-  // f32 / f64 / complex: no reduced-precision passes. bf16 / f16 run at the
-  // default precision with an f32 result (the accumulator).
-  const bool highest = acc == dtype && (is_floating(dtype) || is_complex(dtype));
-  return b.dot_general(lhs, rhs, dims, highest ? hlo::Precision::kHighest : hlo::Precision::kDefault,
+  // bf16 / f16 run at the default precision with an f32 result (the
+  // accumulator).
+  return b.dot_general(lhs, rhs, dims, acc == dtype ? full_width_precision(dtype, f32) : hlo::Precision::kDefault,
                        acc != dtype ? std::optional<ElementType>(acc) : std::nullopt);
 }
 
-hlo::Value lower_product(hlo::Builder& b, Product kind, const hlo::Value& lhs, const hlo::Value& rhs) {
-  return convert_to(b, accumulate_dot(b, lhs, rhs, product_dims(kind)), lhs.dtype());
+hlo::Value lower_product(hlo::Builder& b, Product kind, const hlo::Value& lhs, const hlo::Value& rhs,
+                         hlo::Precision f32) {
+  return convert_to(b, accumulate_dot(b, lhs, rhs, product_dims(kind), f32), lhs.dtype());
 }
 
 hlo::Value lower_add_product(hlo::Builder& b, Product kind, const std::optional<hlo::Value>& self,
                              const hlo::Value& lhs, const hlo::Value& rhs, const std::optional<hlo::Value>& beta,
-                             const std::optional<hlo::Value>& alpha) {
+                             const std::optional<hlo::Value>& alpha, hlo::Precision f32) {
   const ElementType out = lhs.dtype();
-  hlo::Value product = times(b, accumulate_dot(b, lhs, rhs, product_dims(kind)), alpha);
+  hlo::Value product = times(b, accumulate_dot(b, lhs, rhs, product_dims(kind), f32), alpha);
   if (!self) return convert_to(b, product, out);
   hlo::Value base = convert_to(b, broadcast_to(b, *self, product.dims()), product.dtype());
   base = times(b, base, beta);

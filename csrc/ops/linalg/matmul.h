@@ -1,9 +1,11 @@
 // Lowerings of the matrix products (dot, mv, mm, bmm) and their fused
 // "beta * self + alpha * product" forms (addmv, addmm, baddbmm).
 //
-// Precision: f32 products run at HIGHEST precision (a TPU would otherwise
-// use bf16 passes), so results match CPU closely; bf16 and f16 products
-// accumulate in f32 and are rounded once, at the end.
+// Precision: f32 and complex64 products run at the precision the caller
+// passes as `f32` (torch.set_float32_matmul_precision: HIGHEST by default,
+// so results match CPU closely; a TPU would otherwise use one bf16 pass);
+// f64 products always at HIGHEST; bf16 and f16 products accumulate in f32
+// and are rounded once, at the end.
 #pragma once
 
 #include <optional>
@@ -21,7 +23,8 @@ enum class Product : char {
 };
 
 // The product of lhs and rhs (same dtype), in that dtype.
-hlo::Value lower_product(hlo::Builder& b, Product kind, const hlo::Value& lhs, const hlo::Value& rhs);
+hlo::Value lower_product(hlo::Builder& b, Product kind, const hlo::Value& lhs, const hlo::Value& rhs,
+                         hlo::Precision f32 = hlo::Precision::kHighest);
 
 // beta * self + alpha * (lhs . rhs), with self broadcast to the product's
 // shape and the result in the operands' dtype. beta and alpha are 0-dim
@@ -30,13 +33,21 @@ hlo::Value lower_product(hlo::Builder& b, Product kind, const hlo::Value& lhs, c
 // CPU).
 hlo::Value lower_add_product(hlo::Builder& b, Product kind, const std::optional<hlo::Value>& self,
                              const hlo::Value& lhs, const hlo::Value& rhs, const std::optional<hlo::Value>& beta,
-                             const std::optional<hlo::Value>& alpha);
+                             const std::optional<hlo::Value>& alpha, hlo::Precision f32 = hlo::Precision::kHighest);
 
 
 // The general contraction behind every product above, returned in
 // accumulation_type(lhs.dtype()).
 hlo::Value accumulate_dot(hlo::Builder& b, const hlo::Value& lhs, const hlo::Value& rhs,
-                          const hlo::DotDims& dims);
+                          const hlo::DotDims& dims, hlo::Precision f32 = hlo::Precision::kHighest);
+
+// Whether `f32` (a float32 matmul precision) applies to products of
+// `dtype`: f32 and complex64 (whose parts are f32).
+bool takes_float32_precision(ElementType dtype);
+
+// The XLA precision of a product or convolution of `dtype` operands that
+// accumulates in its own type, given the float32 matmul precision `f32`.
+hlo::Precision full_width_precision(ElementType dtype, hlo::Precision f32);
 
 // torch._scaled_mm: (lhs @ rhs) * scale_lhs * scale_rhs (+ bias), from
 // 8-bit float [m, k] and [k, n] operands, accumulated in f32. A scale is one

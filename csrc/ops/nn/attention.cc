@@ -71,7 +71,8 @@ hlo::Value rows_to(hlo::Builder& b, const hlo::Value& rows, const std::vector<in
 hlo::Value scores(hlo::Builder& b, const hlo::Value& q, const hlo::Value& k, const std::optional<hlo::Value>& bias,
                   const AttentionOptions& o, const Dims& d) {
   // [B, Hkv, G, L, E] . [B, Hkv, S, E] -> [B, Hkv, G, L, S]
-  hlo::Value s = ungrouped(b, accumulate_dot(b, grouped(b, q, d), k, {{0, 1}, {0, 1}, qdims(d, {4}), {3}}), d);
+  hlo::Value s =
+      ungrouped(b, accumulate_dot(b, grouped(b, q, d), k, {{0, 1}, {0, 1}, qdims(d, {4}), {3}}, o.f32_precision), d);
   const ElementType acc = s.dtype();
   s = b.multiply(s, b.constant_splat(o.scale, s.type()));
   if (bias && bias->dtype() == ElementType::kPred) {  // true: takes part
@@ -109,7 +110,8 @@ AttentionOutputs lower_attention(hlo::Builder& b, const hlo::Value& q, const hlo
   hlo::Value weights = b.divide(p, rows_to(b, safe_total, p.dims()));
   // The weights meet v in v's dtype, as the unfused path multiplies them.
   hlo::Value out =
-      accumulate_dot(b, grouped(b, convert_to(b, weights, v.dtype()), d), v, {{0, 1}, {0, 1}, qdims(d, {4}), {2}});
+      accumulate_dot(b, grouped(b, convert_to(b, weights, v.dtype()), d), v, {{0, 1}, {0, 1}, qdims(d, {4}), {2}},
+                     options.f32_precision);
   AttentionOutputs r;
   r.out = convert_to(b, ungrouped(b, out, d), q.dtype());
   // In the accumulation type (f64 for f64 inputs), as CPU's flash kernel
@@ -124,6 +126,7 @@ AttentionGrads lower_attention_backward(hlo::Builder& b, const hlo::Value& grad_
                                         const hlo::Value& out, const AttentionOptions& options, bool want_q,
                                         bool want_k, bool want_v, bool want_bias) {
   const Dims d = dims_of(q, k, v);
+  const hlo::Precision f32 = options.f32_precision;
   // The gradient runs in f32 (f64) throughout.
   const ElementType acc = accumulation_type(q.dtype());
   hlo::Value qf = convert_to(b, q, acc), kf = convert_to(b, k, acc), vf = convert_to(b, v, acc);
@@ -139,11 +142,12 @@ AttentionGrads lower_attention_backward(hlo::Builder& b, const hlo::Value& grad_
   AttentionGrads g;
   if (want_v) {
     // sum over G and L: [B, Hkv, S, Ev]
-    g.v = convert_to(b, accumulate_dot(b, p5, dy5, {{0, 1}, {0, 1}, qdims(d, {2, 3}), qdims(d, {2, 3})}), v.dtype());
+    g.v = convert_to(b, accumulate_dot(b, p5, dy5, {{0, 1}, {0, 1}, qdims(d, {2, 3}), qdims(d, {2, 3})}, f32),
+                     v.dtype());
   }
   if (!(want_q || want_k || want_bias)) return g;
   // d weights = dy . v^T: [B, Hkv, G, L, S]
-  hlo::Value dp = accumulate_dot(b, dy5, vf, {{0, 1}, {0, 1}, qdims(d, {4}), {3}});
+  hlo::Value dp = accumulate_dot(b, dy5, vf, {{0, 1}, {0, 1}, qdims(d, {4}), {3}}, f32);
   // sum_s weights * dp = dy . out. Taken from the forward's output, as
   // CPU's flash kernel does: with the weights recomputed, a large score's
   // rounding in logsumexp leaves them summing to 1 +- 1e-3, and dp - row
@@ -165,12 +169,13 @@ AttentionGrads lower_attention_backward(hlo::Builder& b, const hlo::Value& grad_
   hlo::Value dscaled = b.multiply(ds, b.constant_splat(options.scale, ds.type()));
   if (want_q) {
     // [B, Hkv, G, L, S] . [B, Hkv, S, E] -> [B, Hkv, G, L, E]
-    hlo::Value dq = accumulate_dot(b, dscaled, kf, {{0, 1}, {0, 1}, qdims(d, {4}), {2}});
+    hlo::Value dq = accumulate_dot(b, dscaled, kf, {{0, 1}, {0, 1}, qdims(d, {4}), {2}}, f32);
     g.q = convert_to(b, ungrouped(b, dq, d), q.dtype());
   }
   if (want_k) {
     // sum over G and L: [B, Hkv, S, E]
-    hlo::Value dk = accumulate_dot(b, dscaled, grouped(b, qf, d), {{0, 1}, {0, 1}, qdims(d, {2, 3}), qdims(d, {2, 3})});
+    hlo::Value dk = accumulate_dot(b, dscaled, grouped(b, qf, d), {{0, 1}, {0, 1}, qdims(d, {2, 3}), qdims(d, {2, 3})},
+                                     f32);
     g.k = convert_to(b, dk, k.dtype());
   }
   return g;

@@ -19,6 +19,9 @@ namespace torch_tpu::ops {
 struct AttentionOptions {
   double scale;  // multiplies q . k
   bool causal;
+  // How f32 products multiply (torch.set_float32_matmul_precision;
+  // ops/linalg/matmul.h).
+  hlo::Precision f32_precision = hlo::Precision::kHighest;
 };
 
 struct AttentionOutputs {

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "ops/broadcast.h"
+#include "ops/linalg/matmul.h"
 #include "ops/nn/depthwise_conv.h"
 
 namespace torch_tpu::ops {
@@ -16,16 +17,17 @@ int64_t spatial_count(const hlo::Value& x) { return x.rank() - 2; }
 
 std::vector<int64_t> kernel_sizes(const hlo::Value& w) { return {w.dims().begin() + 2, w.dims().end()}; }
 
-// A convolution accumulating like matmuls do: f32 / f64 at the highest
-// precision, 16-bit floats into an f32 result; converted to `out`.
+// A convolution accumulating like matmuls do: f32 at the float32 matmul
+// precision of `p`, f64 at the highest, 16-bit floats into an f32 result;
+// converted to `out`.
 hlo::Value convolve(hlo::Builder& b, const hlo::Value& lhs, const hlo::Value& rhs, hlo::ConvOptions opts,
-                    ElementType out) {
+                    const ConvParams& p, ElementType out) {
   const ElementType dtype = lhs.dtype();
   const ElementType acc = accumulation_type(dtype);
   if (acc != dtype) {
     opts.result_dtype = acc;
-  } else if (is_floating(dtype) || is_complex(dtype)) {
-    opts.precision = hlo::Precision::kHighest;
+  } else {
+    opts.precision = full_width_precision(dtype, p.f32_precision);
   }
   return convert_to(b, b.convolution(lhs, rhs, opts), out);
 }
@@ -88,7 +90,7 @@ hlo::Value plain_conv(hlo::Builder& b, const hlo::Value& x, const hlo::Value& w,
   opts.rhs_dilation = p.dilation;
   for (int64_t i = 0; i < n; ++i) opts.padding.emplace_back(p.padding[i], p.padding[i]);
   opts.feature_group_count = p.groups;
-  return convolve(b, x, w, opts, out);
+  return convolve(b, x, w, opts, p, out);
 }
 
 // conv_transpose(x, w): x [N, C, *in], w [C, O/g, *k] -> [N, O, *out] with
@@ -123,7 +125,7 @@ hlo::Value transposed_conv(hlo::Builder& b, const hlo::Value& x, const hlo::Valu
   }
   // Negative padding: convolve with none and crop the result.
   for (const auto& [lo, hi] : wanted) opts.padding.emplace_back(std::max<int64_t>(lo, 0), std::max<int64_t>(hi, 0));
-  hlo::Value y = convolve(b, x, kernel, opts, out);
+  hlo::Value y = convolve(b, x, kernel, opts, p, out);
   bool crop = false;
   std::vector<int64_t> starts(y.rank(), 0), limits = y.dims(), strides(y.rank(), 1);
   for (int64_t i = 0; i < n; ++i) {
@@ -180,7 +182,7 @@ hlo::Value weight_grad(hlo::Builder& b, const hlo::Value& x, const hlo::Value& g
   }
   hlo::Value lhs = crop_for_negative_pads(b, x, pads);
   opts.padding = pads;
-  return convolve(b, lhs, g, opts, out);
+  return convolve(b, lhs, g, opts, p, out);
 }
 
 hlo::Value bias_grad(hlo::Builder& b, const hlo::Value& g) {

@@ -27,6 +27,9 @@ struct ConvParams {
   bool transposed = false;
   std::vector<int64_t> output_padding;
   int64_t groups = 1;
+  // How f32 convolutions multiply (torch.set_float32_matmul_precision, as
+  // for matrix products; ops/linalg/matmul.h).
+  hlo::Precision f32_precision = hlo::Precision::kHighest;
 };
 
 // input [N, C, *spatial]; weight [O, C/groups, *k] (transposed:
