@@ -1,5 +1,6 @@
-"""Matrix products (mm, bmm, mv, dot, vdot, addmm, baddbmm, addmv, and the
-composite matmul / linear / einsum on top of them) and concatenation (cat,
+"""Matrix products (mm, bmm, mv, dot, vdot, addmm, baddbmm, addmv, addbmm_,
+the int8 _int_mm, and the composite matmul / linear / einsum on top of them)
+and concatenation (cat,
 stack) against CPU: dtypes, non-contiguous and empty inputs, beta / alpha,
 in-place and out= forms, errors, and gradients through autograd."""
 
@@ -201,6 +202,54 @@ def test_baddbmm_addmv_in_place_out_and_errors():
     assert_same(torch.addmv, make((4,)), m, w)
     assert_same(torch.addmv, v, m, make((4, 1)))
     assert_same(lambda s, x, y: s.addmv_(x, y), make((1,)), m, w)
+
+
+def test_addbmm_in_place():
+    b1, b2 = make((2, 3, 4), seed=1), make((2, 4, 5), seed=2)
+    assert_same(lambda s, x, y: (s + 0).addbmm_(x, y, beta=0.5, alpha=2.0), make((3, 5)), b1, b2)
+    assert_same(lambda s, x, y: (s + 0).addbmm_(x, y), make((3, 5), torch.float64), b1, b2)  # dtypes differ
+
+
+@pytest.mark.parametrize("shape", [(5, 7, 3), (17, 64, 32), (1, 1, 1), (0, 4, 3), (4, 0, 3)], ids=str)
+@pytest.mark.parametrize("lhs", [torch.int8, torch.uint8], ids=str)
+def test_int_mm(shape, lhs):
+    m, k, n = shape
+    a, b = make((m, k), lhs), make((k, n), torch.int8, seed=1)
+    a = (a * 41).to(lhs)  # the whole int8 / uint8 range
+    b = (b * 25).to(torch.int8)
+    out = assert_same(torch._int_mm, a, b)
+    assert out.dtype == torch.int32
+
+
+def test_int_mm_views_wrap_out_and_errors():
+    a, b = (make((6, 8), torch.int8) * 25).to(torch.int8), (make((8, 4), torch.int8, seed=1) * 25).to(torch.int8)
+    assert_same(lambda x, y: torch._int_mm(x.t().contiguous().t(), y[:, 1:]), a, b)
+    assert_same(lambda x, y: torch._int_mm(x[::2], y.t().contiguous().t()), a, b)
+    # int32 sums wrap as CPU's accumulator does.
+    big = torch.full((2, 200000), 127, dtype=torch.int8)
+    assert_same(torch._int_mm, big, big.t().contiguous())
+    assert_same(lambda x, y: torch._int_mm(x, y, out=torch.empty(6, 4, dtype=torch.int32, device=x.device)), a, b)
+    assert_same(lambda x, y: torch._int_mm(x, y, out=torch.empty(0, dtype=torch.int32, device=x.device)), a, b)  # refused
+    for x, y, match in [(a.float(), b, "self dtype to be int8 or uint8"), (a, b[:2], "needs to match"),
+                        (a[0], b, "dimension 2"), (a, b.int(), "mat2 dtype to be of type int8")]:
+        with pytest.raises(RuntimeError, match=match):
+            torch._int_mm(to_tpu(x), to_tpu(y))
+    with pytest.raises(RuntimeError, match="result dtype to be of type kInt"):
+        torch._int_mm(to_tpu(a), to_tpu(b), out=torch.empty(6, 4, device="tpu"))
+    with pytest.raises(RuntimeError, match=r"result.size\(0\) to be 6"):
+        torch._int_mm(to_tpu(a), to_tpu(b), out=torch.empty(2, 4, dtype=torch.int32, device="tpu"))
+
+
+def test_int_mm_fused_and_compiled():
+    """torchao's int8 linear: the int32 product scaled back to float."""
+    import torch_tpu
+
+    a, w = (make((32, 16), torch.int8) * 25).to(torch.int8), (make((8, 16), torch.int8, seed=1) * 25).to(torch.int8)
+    expected = torch._int_mm(a, w.t()).float() * 0.01
+    with torch_tpu.eager_mode("fused"):
+        torch.testing.assert_close(to_cpu(torch._int_mm(to_tpu(a), to_tpu(w).t()).float() * 0.01), expected)
+    f = torch.compile(lambda x, w, s: torch._int_mm(x, w.t()).float() * s, backend="tpu")
+    torch.testing.assert_close(to_cpu(f(to_tpu(a), to_tpu(w), torch.tensor(0.01, device="tpu"))), expected)
 
 
 def test_changing_beta_alpha_do_not_recompile():

@@ -181,6 +181,13 @@ Tensor& tpu_addbmm_out(const Tensor& self, const Tensor& b1, const Tensor& b2, c
   return write_out(out, tpu_addbmm(self, b1, b2, beta, alpha));
 }
 
+// CPU's addbmm_ is its out= form into self (a self that broadcasts is
+// resized, with ATen's warning).
+Tensor& tpu_addbmm_(Tensor& self, const Tensor& b1, const Tensor& b2, const c10::Scalar& beta,
+                    const c10::Scalar& alpha) {
+  return tpu_addbmm_out(self, b1, b2, beta, alpha, self);
+}
+
 Tensor& tpu_renorm_out(const Tensor& self, const c10::Scalar& p, int64_t dim, const c10::Scalar& maxnorm, Tensor& out) {
   TORCH_CHECK(!p.isComplex(), "renorm: p must be real-valued");
   TORCH_CHECK(p.toDouble() > 0, "renorm: non-positive-norm not supported");
@@ -724,6 +731,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("trace", tpu_trace);
   m.impl("addbmm", tpu_addbmm);
   m.impl("addbmm.out", tpu_addbmm_out);
+  m.impl("addbmm_", tpu_addbmm_);
   m.impl("renorm.out", tpu_renorm_out);
   m.impl("histc", tpu_histc);
   m.impl("histc.out", tpu_histc_out);

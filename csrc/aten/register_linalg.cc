@@ -315,6 +315,48 @@ at::Tensor vdot(const at::Tensor& self, const at::Tensor& other) {
   }).at(0);
 }
 
+// ---- _int_mm --------------------------------------------------------------
+
+// torch._int_mm (torchao's int8 matmuls): CPU's checks, in its order and
+// words, naming this op.
+void check_int_mm(const at::Tensor& self, const at::Tensor& mat2) {
+  TORCH_CHECK(self.dim() == 2, "_int_mm: Expected self to be of dimension 2 but got ", self.dim());
+  TORCH_CHECK(mat2.dim() == 2, "_int_mm: Expected mat2 to be of dimension 2 but got ", mat2.dim());
+  TORCH_CHECK(self.size(1) == mat2.size(0), "_int_mm: self.size(1) needs to match mat2.size(0) but got ",
+              self.size(1), " and ", mat2.size(0));
+  TORCH_CHECK(self.scalar_type() == at::kChar || self.scalar_type() == at::kByte,
+              "_int_mm: Expected self dtype to be int8 or uint8 but got ", self.dtype());
+  TORCH_CHECK(mat2.scalar_type() == at::kChar, "_int_mm: Expected mat2 dtype to be of type int8 but got ",
+              mat2.dtype());
+}
+
+OpCall int_mm_call(const at::Tensor& self, const at::Tensor& mat2) {
+  return {"aten::_int_mm", "", {operand_without_lazy_bits(self), operand_without_lazy_bits(mat2)}, {}};
+}
+
+std::vector<hlo::Value> int_mm_body(hlo::Builder& b, const std::vector<hlo::Value>& t,
+                                    const std::vector<hlo::Value>&) {
+  return {ops::lower_int_mm(b, t[0], t[1])};
+}
+
+at::Tensor int_mm(const at::Tensor& self, const at::Tensor& mat2) {
+  check_int_mm(self, mat2);
+  return run_op(int_mm_call(self, mat2), int_mm_body).at(0);
+}
+
+at::Tensor& int_mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& result) {
+  check_int_mm(self, mat2);
+  TORCH_CHECK(result.scalar_type() == at::kInt, "_int_mm: Expected result dtype to be of type kInt but got ",
+              result.dtype());
+  TORCH_CHECK(result.size(0) == self.size(0), "_int_mm: Expected result.size(0) to be ",
+              self.size(0), " but got ", result.size(0));
+  TORCH_CHECK(result.size(1) == mat2.size(1), "_int_mm: Expected result.size(1) to be ",
+              mat2.size(1), " but got ", result.size(1));
+  at::native::resize_output(result, {self.size(0), mat2.size(1)});
+  run_op_into(int_mm_call(self, mat2), int_mm_body, result);
+  return result;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -335,6 +377,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("addmv.out", addmv_out);
   m.impl("dot", dot);
   m.impl("vdot", vdot);
+  m.impl("_int_mm", int_mm);
+  m.impl("_int_mm.out", int_mm_out);
 }
 
 }  // namespace torch_tpu::aten

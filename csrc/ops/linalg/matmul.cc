@@ -119,6 +119,13 @@ hlo::Value lower_add_product(hlo::Builder& b, Product kind, const std::optional<
   return convert_to(b, sum, out);
 }
 
+hlo::Value lower_int_mm(hlo::Builder& b, const hlo::Value& lhs, const hlo::Value& rhs) {
+  const hlo::DotDims dims = product_dims(Product::kMm);
+  if (lhs.dtype() == rhs.dtype()) return b.dot_general(lhs, rhs, dims, hlo::Precision::kDefault, ElementType::kS32);
+  // uint8 times int8: both widened exactly (a dot takes one operand type).
+  return b.dot_general(convert_to(b, lhs, ElementType::kS32), convert_to(b, rhs, ElementType::kS32), dims);
+}
+
 hlo::Value lower_scaled_mm(hlo::Builder& b, const hlo::Value& lhs, const hlo::Value& rhs, const hlo::Value& scale_lhs,
                            const hlo::Value& scale_rhs, const std::optional<hlo::Value>& bias,
                            const std::optional<hlo::Value>& scale_result, ElementType out) {

@@ -49,6 +49,11 @@ bool takes_float32_precision(ElementType dtype);
 // accumulates in its own type, given the float32 matmul precision `f32`.
 hlo::Precision full_width_precision(ElementType dtype, hlo::Precision f32);
 
+// torch._int_mm: int8 (or uint8) lhs [m, k] times int8 rhs [k, n], summed
+// in int32 (wrapping as CPU's int32 accumulator does). Two int8 operands
+// stay int8 in the dot, which a TPU's matrix unit multiplies natively.
+hlo::Value lower_int_mm(hlo::Builder& b, const hlo::Value& lhs, const hlo::Value& rhs);
+
 // torch._scaled_mm: (lhs @ rhs) * scale_lhs * scale_rhs (+ bias), from
 // 8-bit float [m, k] and [k, n] operands, accumulated in f32. A scale is one
 // element (per tensor) or 2-D ([m, 1] for lhs, [1, n] for rhs: per row or
