@@ -470,6 +470,40 @@ def test_autocast_policy_dtypes(low):
     assert torch.mm(a, b).dtype == torch.float32  # off again
 
 
+def test_autocast_default_dtype_is_bfloat16_in_every_thread():
+    """torch.autocast("tpu") without a dtype casts to bfloat16 (PyTorch's
+    default for an accelerator it does not know is float16); PyTorch keeps
+    the dtype per thread, and a thread's own choice stays its own."""
+    import threading
+
+    seen = {}
+
+    def check(name, explicit=None):
+        a = torch.ones(2, 2, device="tpu")
+        if explicit is not None:
+            torch.set_autocast_dtype("tpu", explicit)
+        seen[name] = [torch.get_autocast_dtype("tpu")]
+        with torch.autocast("tpu"):
+            seen[name].append((a @ a).dtype)
+        seen[name].append(torch.get_autocast_dtype("tpu"))  # restored on exit
+
+    for name, explicit in (("default", None), ("float16", torch.float16), ("default again", None)):
+        t = threading.Thread(target=check, args=(name, explicit))
+        t.start()
+        t.join()
+    assert seen["default"] == [torch.bfloat16] * 3
+    assert seen["float16"] == [torch.float16] * 3
+    assert seen["default again"] == [torch.bfloat16] * 3
+    assert torch.get_autocast_dtype("cpu") == torch.bfloat16  # other devices' unchanged
+    assert torch.get_autocast_dtype("cuda") == torch.float16
+
+    def region(x):
+        with torch.autocast("tpu"):
+            return x @ x
+
+    assert torch.compile(region, backend="tpu")(torch.ones(2, 2, device="tpu")).dtype == torch.bfloat16
+
+
 def test_autocast_values_match_cpu_autocast():
     a, b = rand(4, 8), rand(8, 3, seed=1)
     with torch.autocast("cpu", dtype=torch.bfloat16):

@@ -71,6 +71,10 @@ from torch_tpu import _higher_order_autocast  # noqa: E402
 
 _higher_order_autocast.install()
 
+from torch_tpu import _autocast_dtype  # noqa: E402
+
+_autocast_dtype.install()
+
 from torch_tpu import _data_parallel  # noqa: E402
 
 _data_parallel.install()
