@@ -1,5 +1,6 @@
 """Matrix products (mm, bmm, mv, dot, vdot, addmm, baddbmm, addmv, addbmm_,
-the int8 _int_mm, and the composite matmul / linear / einsum on top of them)
+the int8 _int_mm and _weight_int8pack_mm, and the composite matmul / linear /
+einsum on top of them)
 and concatenation (cat,
 stack) against CPU: dtypes, non-contiguous and empty inputs, beta / alpha,
 in-place and out= forms, errors, and gradients through autograd."""
@@ -250,6 +251,33 @@ def test_int_mm_fused_and_compiled():
         torch.testing.assert_close(to_cpu(torch._int_mm(to_tpu(a), to_tpu(w).t()).float() * 0.01), expected)
     f = torch.compile(lambda x, w, s: torch._int_mm(x, w.t()).float() * s, backend="tpu")
     torch.testing.assert_close(to_cpu(f(to_tpu(a), to_tpu(w), torch.tensor(0.01, device="tpu"))), expected)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("shape", [(5, 16, 8), (1, 32, 3), (0, 4, 3), (7, 64, 2)], ids=str)
+def test_weight_int8pack_mm(dtype, shape):
+    """torchao's int8 weight-only linear: x @ w.T * scales, rounded once
+    (16-bit results equal CPU's bit for bit)."""
+    m, k, n = shape
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(m, k, generator=g).to(dtype)
+    w = torch.randint(-128, 128, (n, k), dtype=torch.int8, generator=g)
+    s = (torch.rand(n, generator=g) * 0.02).to(dtype)
+    tol = {} if dtype != torch.float32 else dict(rtol=1e-5, atol=1e-5)
+    out = assert_same(torch.ops.aten._weight_int8pack_mm, x, w, s, **(tol or dict(rtol=0, atol=0)))
+    assert out.dtype == dtype
+
+
+def test_weight_int8pack_mm_views_and_errors():
+    x, w, s = make((5, 16)), torch.randint(-128, 128, (16, 8), dtype=torch.int8).t(), make((8,), seed=1)
+    expected = x @ w.float().t() * s  # CPU's kernel wants a contiguous weight; this one need not
+    torch.testing.assert_close(torch.ops.aten._weight_int8pack_mm(to_tpu(x), to_tpu(w), to_tpu(s)).cpu(), expected)
+    for args, match in [((x, w.float(), s), "B to be int8"), ((x, w, s[:3]), "scales to be 1d tensor with size 8"),
+                        ((x[0], w, s), "A to be 2D"), ((x, w[:, :3], s), "B to be 2D tensor with 16 columns"),
+                        ((x.double(), w, s.double()), "32-bit or 16-bit float"),
+                        ((x, w, s.double()), "scales to have A's dtype")]:
+        with pytest.raises(RuntimeError, match=match):
+            torch.ops.aten._weight_int8pack_mm(*to_tpu(args))
 
 
 def test_changing_beta_alpha_do_not_recompile():

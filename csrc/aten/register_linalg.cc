@@ -357,6 +357,32 @@ at::Tensor& int_mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tenso
   return result;
 }
 
+// ---- _weight_int8pack_mm ---------------------------------------------------
+
+// torchao's int8 weight-only linear (CPU and MPS have this kernel): CPU's
+// checks and words, naming this op. The weight need not be contiguous here.
+at::Tensor weight_int8pack_mm(const at::Tensor& self, const at::Tensor& mat2, const at::Tensor& scales) {
+  const char* op = "_weight_int8pack_mm";
+  TORCH_CHECK(self.dim() == 2, op, ": expect A to be 2D tensor.");
+  const auto a = self.scalar_type();
+  TORCH_CHECK(a == at::kFloat || a == at::kBFloat16 || a == at::kHalf, op,
+              ": expect A to be either 32-bit or 16-bit float tensor.");
+  TORCH_CHECK(mat2.scalar_type() == at::kChar, op, ": expect B to be int8 tensor.");
+  TORCH_CHECK(mat2.dim() == 2 && mat2.size(1) == self.size(1), op, ": expect B to be 2D tensor with ", self.size(1),
+              " columns, got ", mat2.sizes());
+  TORCH_CHECK(scales.dim() == 1 && scales.size(0) == mat2.size(0), op,
+              ": expect scales to be 1d tensor with size ", mat2.size(0));
+  TORCH_CHECK(scales.scalar_type() == a, op, ": expect scales to have A's dtype ", self.dtype(), ", got ",
+              scales.dtype());
+  std::string attributes;
+  const hlo::Precision f32 = keyed_float32_precision(attributes, a);
+  OpCall call{"aten::_weight_int8pack_mm", std::move(attributes),
+              {operand_without_lazy_bits(self), operand_without_lazy_bits(mat2), scales}, {}};
+  return run_op(call, [f32](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
+    return std::vector<hlo::Value>{ops::lower_weight_int8_mm(b, t[0], t[1], t[2], f32)};
+  }).at(0);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -379,6 +405,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("vdot", vdot);
   m.impl("_int_mm", int_mm);
   m.impl("_int_mm.out", int_mm_out);
+  m.impl("_weight_int8pack_mm", weight_int8pack_mm);
 }
 
 }  // namespace torch_tpu::aten

@@ -126,6 +126,15 @@ hlo::Value lower_int_mm(hlo::Builder& b, const hlo::Value& lhs, const hlo::Value
   return b.dot_general(convert_to(b, lhs, ElementType::kS32), convert_to(b, rhs, ElementType::kS32), dims);
 }
 
+hlo::Value lower_weight_int8_mm(hlo::Builder& b, const hlo::Value& lhs, const hlo::Value& weight,
+                                const hlo::Value& scales, hlo::Precision f32) {
+  // [m, k] . [n, k] contracting k: the weight's transpose without a copy.
+  const hlo::DotDims dims{{}, {}, {1}, {1}};
+  const hlo::Value product = accumulate_dot(b, lhs, convert_to(b, weight, lhs.dtype()), dims, f32);
+  const hlo::Value s = convert_to(b, scales, product.dtype());
+  return convert_to(b, b.multiply(product, b.broadcast_in_dim(s, product.dims(), {1})), lhs.dtype());
+}
+
 hlo::Value lower_scaled_mm(hlo::Builder& b, const hlo::Value& lhs, const hlo::Value& rhs, const hlo::Value& scale_lhs,
                            const hlo::Value& scale_rhs, const std::optional<hlo::Value>& bias,
                            const std::optional<hlo::Value>& scale_result, ElementType out) {

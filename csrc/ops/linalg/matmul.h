@@ -54,6 +54,13 @@ hlo::Precision full_width_precision(ElementType dtype, hlo::Precision f32);
 // stay int8 in the dot, which a TPU's matrix unit multiplies natively.
 hlo::Value lower_int_mm(hlo::Builder& b, const hlo::Value& lhs, const hlo::Value& rhs);
 
+// aten::_weight_int8pack_mm (torchao's int8 weight-only linear): lhs [m, k]
+// (f32, bf16 or f16) times int8 weight [n, k] transposed, each column scaled
+// by scales [n] (lhs's dtype); the weight is widened exactly to lhs's dtype,
+// the product accumulated in f32 (f32 at `f32` precision) and rounded once.
+hlo::Value lower_weight_int8_mm(hlo::Builder& b, const hlo::Value& lhs, const hlo::Value& weight,
+                                const hlo::Value& scales, hlo::Precision f32);
+
 // torch._scaled_mm: (lhs @ rhs) * scale_lhs * scale_rhs (+ bias), from
 // 8-bit float [m, k] and [k, n] operands, accumulated in f32. A scale is one
 // element (per tensor) or 2-D ([m, 1] for lhs, [1, n] for rhs: per row or
