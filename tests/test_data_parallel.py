@@ -89,6 +89,21 @@ def test_training_steps_match_cpu():
         torch.testing.assert_close(p.detach().cpu(), q.detach(), rtol=1e-5, atol=1e-5)
 
 
+def test_replicas_run_under_the_callers_autocast():
+    """Autocast is per thread: the replicas' threads take the caller's tpu
+    autocast state (PyTorch's parallel_apply carries CUDA's only)."""
+    cpu, dev = pair(4)
+    dp = nn.DataParallel(dev)
+    x = torch.randn(8, 8)
+    with torch.autocast("tpu", dtype=torch.bfloat16):
+        out = dp(x.to("tpu"))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        expected = cpu(x)
+    assert out.dtype == expected.dtype == torch.bfloat16
+    torch.testing.assert_close(out.cpu(), expected, rtol=2e-2, atol=2e-2)
+    assert dp(x.to("tpu")).dtype == torch.float32  # and not outside it
+
+
 def test_broadcast_and_broadcast_coalesced():
     t = torch.randn(3, 4, device="tpu")
     copies = comm.broadcast(t, [0, 1])

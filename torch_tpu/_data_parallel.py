@@ -11,7 +11,9 @@ tensors bound for the devices DataParallel picks when the tpu is the
 accelerator, they are copied with ``Tensor.to``; anything else goes to
 PyTorch's functions unchanged. ``reduce_add`` (the gradients' way back,
 through ``reduce_add_coalesced``) is device-generic in PyTorch but asks
-NCCL first, which warns on a CPU build; it is wrapped the same way.
+NCCL first, which warns on a CPU build; it is wrapped the same way. And
+``parallel_apply`` runs each replica under the caller's tpu autocast state
+(PyTorch's carries over CUDA's only).
 
 What the wrappers return matches CUDA's bindings: the copy for the source
 device is the source tensor itself, a scattered chunk already on its device
@@ -22,6 +24,7 @@ per device (one copy instead of one per parameter).
 from __future__ import annotations
 
 import functools
+import importlib
 
 import torch
 from torch._utils import (
@@ -171,14 +174,47 @@ def _reduce_add(original, inputs, destination=None):
     return result
 
 
+class _UnderAutocast:
+    """A replica that runs under the caller's tpu autocast state in
+    parallel_apply's worker thread. Autocast is per thread, and PyTorch's
+    parallel_apply carries over only CUDA's (``torch.is_autocast_enabled()``
+    without a device), so replicas ran in float32 under
+    ``torch.autocast("tpu")``."""
+
+    def __init__(self, module, dtype: torch.dtype, cache_enabled: bool):
+        self.module, self.dtype, self.cache_enabled = module, dtype, cache_enabled
+
+    def __call__(self, *args, **kwargs):
+        with torch.autocast(_TPU, dtype=self.dtype, cache_enabled=self.cache_enabled):
+            return self.module(*args, **kwargs)
+
+
+def _parallel_apply(original, modules, inputs, kwargs_tup=None, devices=None):
+    if _get_available_device_type() == _TPU and torch.is_autocast_enabled(_TPU):
+        dtype, cache = torch.get_autocast_dtype(_TPU), torch.is_autocast_cache_enabled()
+        modules = [_UnderAutocast(m, dtype, cache) for m in modules]
+    return original(modules, inputs, kwargs_tup, devices)
+
+
+def _wrap(namespace, name: str, tpu_version) -> None:
+    original = getattr(namespace, name)
+    if getattr(original, "_torch_tpu", False):
+        return
+    wrapper = functools.wraps(original)(functools.partial(tpu_version, original))
+    wrapper._torch_tpu = True
+    setattr(namespace, name, wrapper)
+
+
 def install() -> None:
     from torch.nn.parallel import comm
 
     for name, tpu_version in (("broadcast", _broadcast), ("broadcast_coalesced", _broadcast_coalesced),
                               ("scatter", _scatter), ("gather", _gather), ("reduce_add", _reduce_add)):
-        original = getattr(comm, name)
-        if getattr(original, "_torch_tpu", False):
-            continue
-        wrapper = functools.wraps(original)(functools.partial(tpu_version, original))
-        wrapper._torch_tpu = True
-        setattr(comm, name, wrapper)
+        _wrap(comm, name, tpu_version)
+    import torch.nn.parallel
+
+    # DataParallel calls the name its module imported (the package's
+    # `data_parallel` attribute is the function of that name, not the
+    # module); the package's is the one users import.
+    _wrap(importlib.import_module("torch.nn.parallel.data_parallel"), "parallel_apply", _parallel_apply)
+    _wrap(torch.nn.parallel, "parallel_apply", _parallel_apply)
