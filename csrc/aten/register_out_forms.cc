@@ -1,10 +1,10 @@
 // out= forms of ops whose functional form has a tpu kernel (or decomposes
-// into ops that have), for the ops
-// where PyTorch registers the out= form per backend (pooling, upsampling,
-// batch norm, nonzero_static, searchsorted, ...) and so gives the device no
-// composite one: the functional form runs, and each result is written into
-// its out tensor as ATen's out= kernels write it (resized with ATen's
-// warning when a non-empty out changes shape, dtype and device checked).
+// into ops that have), for the ops where PyTorch registers the out= form
+// per backend (pooling, upsampling, batch norm, nonzero_static,
+// searchsorted, ...) and so gives the device no composite one: the
+// functional form runs, and each result is written into its out tensor as
+// ATen's out= kernels write it (resized with ATen's warning when a
+// non-empty out changes shape, dtype and device checked).
 // CUDA has these forms; without them they raised NotImplementedError here.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
@@ -39,6 +39,11 @@ c10::OperatorHandle functional_form(const c10::OperatorHandle& op) {
 // would otherwise call back here without end.
 thread_local std::vector<c10::OperatorName> g_in_progress;
 
+struct InProgress {
+  explicit InProgress(const c10::OperatorName& name) { g_in_progress.push_back(name); }
+  ~InProgress() { g_in_progress.pop_back(); }
+};
+
 void functional_then_write(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   for (const auto& name : g_in_progress) {
     TORCH_CHECK_NOT_IMPLEMENTED(!(name == op.operator_name()), op.operator_name(),
@@ -53,14 +58,10 @@ void functional_then_write(const c10::OperatorHandle& op, torch::jit::Stack* sta
   for (size_t i = first_out; i < n; ++i) outs.push_back((*stack)[stack->size() - n + i].toTensor());
   stack->erase(stack->end() - static_cast<std::ptrdiff_t>(n - first_out), stack->end());
 
-  g_in_progress.push_back(op.operator_name());
-  try {
+  {
+    InProgress guard(op.operator_name());
     functional_form(op).callBoxed(stack);
-  } catch (...) {
-    g_in_progress.pop_back();
-    throw;
   }
-  g_in_progress.pop_back();
   const size_t results = op.schema().returns().size();
   TORCH_INTERNAL_ASSERT(stack->size() >= results && results == outs.size(), op.operator_name(),
                         ": results and out tensors differ in number");

@@ -53,12 +53,8 @@ hlo::Value times(hlo::Builder& b, const hlo::Value& x, const std::optional<hlo::
 
 }  // namespace
 
-bool takes_float32_precision(ElementType dtype) {
-  return dtype == ElementType::kF32 || dtype == ElementType::kC64;
-}
-
 hlo::Precision full_width_precision(ElementType dtype, hlo::Precision f32) {
-  if (takes_float32_precision(dtype)) return f32;
+  if (dtype == ElementType::kF32 || dtype == ElementType::kC64) return f32;
   // f64 / complex128 at full width; integers have no reduced passes.
   return is_floating(dtype) || is_complex(dtype) ? hlo::Precision::kHighest : hlo::Precision::kDefault;
 }

@@ -41,12 +41,10 @@ hlo::Value lower_add_product(hlo::Builder& b, Product kind, const std::optional<
 hlo::Value accumulate_dot(hlo::Builder& b, const hlo::Value& lhs, const hlo::Value& rhs,
                           const hlo::DotDims& dims, hlo::Precision f32 = hlo::Precision::kHighest);
 
-// Whether `f32` (a float32 matmul precision) applies to products of
-// `dtype`: f32 and complex64 (whose parts are f32).
-bool takes_float32_precision(ElementType dtype);
-
 // The XLA precision of a product or convolution of `dtype` operands that
-// accumulates in its own type, given the float32 matmul precision `f32`.
+// accumulates in its own type, given the float32 matmul precision `f32`:
+// `f32` for f32 and complex64 (whose parts are f32), HIGHEST for f64 and
+// complex128.
 hlo::Precision full_width_precision(ElementType dtype, hlo::Precision f32);
 
 // torch._int_mm: int8 (or uint8) lhs [m, k] times int8 rhs [k, n], summed
