@@ -2,8 +2,9 @@
 // map onto XLA's precision config of float32 products: "highest" (the
 // default: full f32, as CPU computes) HIGHEST, "high" (TF32 or three bf16
 // passes) HIGH, "medium" (one bf16 pass) DEFAULT. On a TPU the lower levels
-// run the matrix unit several times faster; the GPU plugin takes TF32 for
-// them; XLA's CPU compiler computes f32 whatever the level.
+// run the matrix unit several times faster and XLA's GPU compiler may take
+// TF32 (neither measured here); XLA's CPU compiler computes f32 whatever
+// the level.
 //
 // The level is read when an op is called, not when its program is built
 // (fused eager builds later), and becomes part of the op's key, so a program
