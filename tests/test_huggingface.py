@@ -9,7 +9,10 @@ and audio, speech CTC (weight-normed convolutions) and vision."""
 from __future__ import annotations
 
 import copy
+import logging
 import os
+import subprocess
+import sys
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -147,6 +150,58 @@ def test_auto_device_map_with_a_tpu_memory_budget(tmp_path):
     torch.testing.assert_close(got.cpu(), want, **TOL)
 
 
+@pytest.mark.parametrize("device_map", ["auto", "sequential"])
+def test_auto_device_map_fills_the_tpu_devices(tmp_path, device_map):
+    """Without a budget, accelerate's memory query finds the tpu devices
+    (it names only CUDA, XPU, NPU, ...): "auto" spreads the layers over them
+    as over several GPUs, "sequential" fills tpu:0 first, nothing goes to
+    the CPU, and accelerate no longer warns that device 0 is unavailable."""
+    torch.manual_seed(0)
+    model = CAUSAL_LMS["llama"]().eval()
+    model.save_pretrained(tmp_path)
+    x = ids((1, 8))
+    with torch.no_grad():
+        want = model(x).logits
+    warned = []
+    handler = logging.Handler()
+    handler.emit = lambda record: warned.append(record.getMessage())
+    accelerate_log = logging.getLogger("accelerate.utils.modeling")
+    accelerate_log.addHandler(handler)
+    try:
+        loaded = T.AutoModelForCausalLM.from_pretrained(tmp_path, device_map=device_map)
+    finally:
+        accelerate_log.removeHandler(handler)
+    assert not any("is not available" in message for message in warned), warned
+    devices = {p.device for p in loaded.parameters()}
+    assert all(d.type == "tpu" for d in devices), devices
+    if device_map == "sequential":
+        assert devices == {torch.device("tpu:0")}
+    else:
+        assert len(devices) > 1 and set(loaded.hf_device_map.values()) <= set(range(torch.tpu.device_count()))
+    with torch.no_grad():
+        got = loaded(to_tpu(x)).logits
+    torch.testing.assert_close(got.cpu(), want, **TOL)
+
+
+def test_accelerate_memory_query(tmp_path):
+    from accelerate.utils import get_max_memory
+    import transformers.integrations.accelerate as hf_accelerate
+
+    found = get_max_memory()
+    assert list(found) == [*range(torch.tpu.device_count()), "cpu"]
+    assert all(found[i] == torch.tpu.mem_get_info(i)[0] or found[i] > 0 for i in range(torch.tpu.device_count()))
+    assert get_max_memory({0: "1GiB", "cpu": 1000}) == {0: 1 << 30, "cpu": 1000}  # a budget stays the caller's
+    assert hf_accelerate.accelerate_max_memory is get_max_memory
+    # torch_tpu imported after accelerate and transformers took their copies.
+    code = ("import transformers.integrations.accelerate as a, accelerate.utils as u, torch_tpu, torch; "
+            "print(list(a.accelerate_max_memory()) == list(u.get_max_memory()) == [*range(torch.tpu.device_count()), 'cpu'])")
+    env = dict(os.environ, TORCH_DEVICE_BACKEND_AUTOLOAD="0")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180,
+                            cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "True"
+
+
 def test_encoders_and_seq2seq():
     torch.manual_seed(0)
     x = ids()
@@ -205,12 +260,15 @@ def test_diffusers_unet_vae_and_scheduler():
 
 
 def test_trainer_trains_on_the_device(tmp_path, monkeypatch):
-    # accelerate 1.15 does not detect PrivateUse1 accelerators: without
-    # ACCELERATE_TORCH_DEVICE it places the model on CPU while Trainer sends
-    # batches to the tpu (docs/huggingface.md).
+    # accelerate 1.15 names no PrivateUse1 device: its default device was
+    # the CPU, where Trainer moved the model while it sent batches to the
+    # tpu. torch_tpu makes the tpu accelerate's default (docs/huggingface.md).
+    from accelerate import Accelerator
     from accelerate.state import AcceleratorState, PartialState
 
-    monkeypatch.setenv("ACCELERATE_TORCH_DEVICE", "tpu")
+    monkeypatch.delenv("ACCELERATE_TORCH_DEVICE", raising=False)
+    AcceleratorState._reset_state(reset_partial_state=True)
+    assert Accelerator(cpu=True).device == torch.device("cpu")  # still the caller's choice
     AcceleratorState._reset_state(reset_partial_state=True)
     torch.manual_seed(0)
     model = CAUSAL_LMS["llama"]()

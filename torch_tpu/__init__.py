@@ -59,6 +59,10 @@ from torch_tpu import _safetensors  # noqa: E402
 
 _safetensors.install()
 
+from torch_tpu import _accelerate  # noqa: E402
+
+_accelerate.install()
+
 from torch_tpu import _multiprocessing  # noqa: E402
 
 _multiprocessing.install()

@@ -10,15 +10,16 @@ moved to the device as it is read (so the host holds one at a time). Every other
 unchanged.
 
 safetensors may be imported before or after torch_tpu: ``install`` wraps it
-if it is loaded, and otherwise waits for its import.
+if it is loaded, and otherwise once it is imported.
 """
 
 from __future__ import annotations
 
-import importlib.abc
 import sys
 
 import torch
+
+from torch_tpu import _after_import
 
 
 def _tpu_device(device) -> torch.device | None:
@@ -93,48 +94,5 @@ def _patch_loaded() -> None:
             module.safe_open = _wrap(module.safe_open)
 
 
-class _AfterImport(importlib.abc.MetaPathFinder):
-    """Finds safetensors as the other finders would, and wraps it once run.
-
-    sys.meta_path is left as it is while other finders are asked (another
-    thread may be importing), and the loader is wrapped, not replaced.
-    """
-
-    def find_spec(self, fullname, path, target=None):
-        if fullname != "safetensors":
-            return None
-        for finder in list(sys.meta_path):
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(fullname, path, target)
-            if spec is not None:
-                if spec.loader is not None:
-                    spec.loader = _PatchingLoader(spec.loader, self)
-                return spec
-        return None
-
-
-class _PatchingLoader:
-    """The original loader; after it runs the module, safe_open is wrapped."""
-
-    def __init__(self, loader, finder):
-        self._loader = loader
-        self._finder = finder
-
-    def exec_module(self, module):
-        self._loader.exec_module(module)
-        try:
-            sys.meta_path.remove(self._finder)
-        except ValueError:
-            pass
-        _patch_loaded()
-
-    def __getattr__(self, name):  # create_module, get_resource_reader, is_package, ...
-        return getattr(self._loader, name)
-
-
 def install() -> None:
-    if "safetensors" in sys.modules:
-        _patch_loaded()
-    else:
-        sys.meta_path.insert(0, _AfterImport())
+    _after_import.when_imported("safetensors", lambda _module: _patch_loaded())
