@@ -13,9 +13,10 @@ PY="$VENV/bin/python"
 # (docs/plugins.md says why this one).
 TORCH_PIN="torch==2.13.0"
 # Libraries the tests exercise: the Hugging Face ones tests/test_huggingface.py
-# runs tiny models of, and JAX, whose lowered functions tests/test_kernels.py
+# runs tiny models of, torchao, whose quantization tests/test_torchao.py runs
+# on the device, and JAX, whose lowered functions tests/test_kernels.py
 # runs as custom kernels (jax 0.10.2 is the newest for Python 3.11).
-TEST_PINS=("transformers==5.23.0" "diffusers==0.42.1" "accelerate==1.15.0" "jax==0.10.2" "jaxlib==0.10.2")
+TEST_PINS=("transformers==5.23.0" "diffusers==0.42.1" "accelerate==1.15.0" "torchao==0.18.0" "jax==0.10.2" "jaxlib==0.10.2")
 CPU_PLUGIN_PIN="xla-cpu-pjrt==0.0.1"
 
 log() { printf '[dev.sh] %s\n' "$*" >&2; }
