@@ -4,16 +4,26 @@ XLA CPU plugin in CI) with a private compile-cache directory."""
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 
-# Before torch_tpu is imported: tests never touch the user's real cache.
-os.environ.setdefault("TORCH_TPU_CACHE_DIR", tempfile.mkdtemp(prefix="torch_tpu_test_cache_"))
+# Before torch_tpu is imported: tests never touch the user's real cache. A
+# directory made here (a whole run fills it with hundreds of MiB of
+# programs) is removed when the run ends.
+_OWN_CACHE_DIR = None
+if "TORCH_TPU_CACHE_DIR" not in os.environ:
+    _OWN_CACHE_DIR = os.environ["TORCH_TPU_CACHE_DIR"] = tempfile.mkdtemp(prefix="torch_tpu_test_cache_")
 
 import numpy as np
 import pytest
 
 import torch_tpu
 from torch_tpu import runtime
+
+
+def pytest_unconfigure(config):
+    if _OWN_CACHE_DIR is not None:
+        shutil.rmtree(_OWN_CACHE_DIR, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
