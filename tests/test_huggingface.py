@@ -128,16 +128,21 @@ def test_sharded_checkpoint_split_over_devices_and_cpu(tmp_path):
         torch.testing.assert_close(got.cpu(), want, **TOL)
 
 
+def saved_llama(path):
+    """A small Llama saved to `path`, an input and the CPU's logits for it."""
+    torch.manual_seed(0)
+    model = CAUSAL_LMS["llama"]().eval()
+    model.save_pretrained(path)
+    x = ids((1, 8))
+    with torch.no_grad():
+        return model, x, model(x).logits
+
+
 def test_auto_device_map_with_a_tpu_memory_budget(tmp_path):
     """device_map="auto" with max_memory for device 0 (an integer key is the
     current accelerator, tpu) fills tpu:0 first and offloads the rest to the
-    CPU, as on CUDA; accelerate sizes no PrivateUse1 memory by itself."""
-    torch.manual_seed(0)
-    model = CAUSAL_LMS["llama"]().eval()
-    model.save_pretrained(tmp_path)
-    x = ids((1, 8))
-    with torch.no_grad():
-        want = model(x).logits
+    CPU, as on CUDA."""
+    model, x, want = saved_llama(tmp_path)
     model_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
     budget = {0: model_bytes // 2, "cpu": 10 * model_bytes}
     loaded = T.AutoModelForCausalLM.from_pretrained(tmp_path, device_map="auto", max_memory=budget)
@@ -156,12 +161,7 @@ def test_auto_device_map_fills_the_tpu_devices(tmp_path, device_map):
     (it names only CUDA, XPU, NPU, ...): "auto" spreads the layers over them
     as over several GPUs, "sequential" fills tpu:0 first, nothing goes to
     the CPU, and accelerate no longer warns that device 0 is unavailable."""
-    torch.manual_seed(0)
-    model = CAUSAL_LMS["llama"]().eval()
-    model.save_pretrained(tmp_path)
-    x = ids((1, 8))
-    with torch.no_grad():
-        want = model(x).logits
+    _, x, want = saved_llama(tmp_path)
     warned = []
     handler = logging.Handler()
     handler.emit = lambda record: warned.append(record.getMessage())
