@@ -859,6 +859,79 @@ def scenario_transformers_sets_up() -> None:
     dist.destroy_process_group()
 
 
+def scenario_accelerate() -> None:
+    """An accelerate script under torchrun (accelerate starts torch.distributed
+    itself): DDP over tpu:<rank>, each rank a shard of the data loader, the
+    same weights as one process training on the whole batches."""
+    from accelerate import Accelerator
+    from accelerate.state import DistributedType
+
+    accelerator = Accelerator()
+    assert accelerator.distributed_type == DistributedType.MULTI_GPU, accelerator.distributed_type
+    assert accelerator.device == torch.device("tpu", RANK) and accelerator.num_processes == WORLD
+    assert dist.get_backend() == "tpu", dist.get_backend()
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+    reference = copy.deepcopy(model)
+    data = torch.utils.data.TensorDataset(torch.randn(16, 8), torch.randn(16, 4))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    wrapped, optimizer, loader = accelerator.prepare(model, optimizer, torch.utils.data.DataLoader(data, batch_size=4))
+    assert isinstance(wrapped, nn.parallel.DistributedDataParallel) and len(loader) == 16 // (4 * WORLD)
+    for x, y in loader:
+        assert x.device == accelerator.device
+        accelerator.backward(nn.functional.mse_loss(wrapped(x), y))
+        optimizer.step()
+        optimizer.zero_grad()
+    reference_optimizer = torch.optim.SGD(reference.parameters(), lr=0.1)
+    for x, y in torch.utils.data.DataLoader(data, batch_size=4 * WORLD):
+        nn.functional.mse_loss(reference(x), y).backward()
+        reference_optimizer.step()
+        reference_optimizer.zero_grad()
+    for got, want in zip(model.parameters(), reference.parameters()):
+        check(got.detach(), want.detach(), "accelerate DDP weights", atol=1e-6)
+    ranks = accelerator.gather(torch.tensor([RANK], device=accelerator.device))
+    check(ranks, torch.arange(WORLD), "accelerator.gather")
+    dist.destroy_process_group()
+
+
+def scenario_trainer() -> None:
+    """Hugging Face's Trainer under torchrun: distributed over the tpu
+    devices (DDP, a sharded data loader), the ranks' weights equal after
+    training."""
+    import tempfile
+
+    import transformers
+
+    config = transformers.LlamaConfig(vocab_size=100, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                      num_attention_heads=4, num_key_value_heads=2)
+    torch.manual_seed(0)
+    model = transformers.LlamaForCausalLM(config)
+
+    class Batches(torch.utils.data.Dataset):
+        def __len__(self):
+            return 16
+
+        def __getitem__(self, i):
+            x = torch.randint(0, 100, (12,), generator=torch.Generator().manual_seed(i))
+            return dict(input_ids=x, labels=x)
+
+    with tempfile.TemporaryDirectory() as out:
+        args = transformers.TrainingArguments(output_dir=out, per_device_train_batch_size=4, max_steps=2,
+                                              report_to=[], save_strategy="no", seed=0)
+        trainer = transformers.Trainer(model=model, args=args, train_dataset=Batches())
+        assert args.device == torch.device("tpu", RANK) and args.world_size == WORLD, (args.device, args.world_size)
+        assert len(trainer.get_train_dataloader()) == 16 // (4 * WORLD)
+        trainer.train()
+    assert isinstance(trainer.model_wrapped, nn.parallel.DistributedDataParallel), type(trainer.model_wrapped)
+    weight = model.lm_head.weight.detach()
+    assert weight.device == torch.device("tpu", RANK)
+    gathered = [torch.empty_like(weight) for _ in range(WORLD)]
+    dist.all_gather(gathered, weight)
+    for other in gathered:
+        check(other, weight.cpu(), "Trainer weights across ranks")
+    dist.destroy_process_group()
+
+
 SCENARIOS = {name[len("scenario_"):]: fn for name, fn in globals().items()
              if name.startswith("scenario_")}
 

@@ -22,14 +22,21 @@ CPU-only answer, when the current accelerator is tpu.
   "Device 0 is not available" for every tpu device; that warning is
   dropped for indices the tpu has.
 
-Several processes (``accelerate launch``, torchrun) are not covered:
-accelerate picks its process group and per-process device from its own
-list of distributed types, which has no slot for another accelerator.
+- Several processes (``accelerate launch``, torchrun): accelerate chooses
+  a distributed type and a c10d backend from the device kinds it names,
+  found none, and ran each process as a job of its own on ``tpu:0`` (its
+  process group made, gradients never averaged, every rank loading the
+  whole dataset). Such a run is now accelerate's generic torch.distributed
+  type, ``MULTI_GPU`` (DDP, sharded data loaders, gathers and reductions
+  through ``torch.distributed``), on the ``tpu`` backend, each process on
+  ``tpu:<local rank>``; the type's one CUDA-specific step, choosing the
+  process's device, is the one wrapped.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import re
 import sys
 
@@ -114,6 +121,36 @@ def _patch_state(state) -> None:
     state.PartialState.default_device = property(default_device_)
 
 
+def _patch_distributed(state) -> None:
+    PartialState = state.PartialState
+    DistributedType = state.DistributedType
+    prepare_backend, set_device = PartialState._prepare_backend, PartialState.set_device
+    if getattr(prepare_backend, "_torch_tpu", False):
+        return
+
+    def prepare_backend_(self, cpu=False, sagemaker_dp=False, backend=None):
+        chosen, kind = prepare_backend(self, cpu, sagemaker_dp, backend)
+        launched = int(os.environ.get("LOCAL_RANK", -1)) != -1
+        if kind == DistributedType.NO and launched and not cpu and not sagemaker_dp and _tpu_is_the_accelerator():
+            return backend or "tpu", DistributedType.MULTI_GPU
+        return chosen, kind
+
+    def set_device_(self):
+        on_tpu = self.device is None and self.distributed_type == DistributedType.MULTI_GPU and \
+            not torch.cuda.is_available() and _tpu_is_the_accelerator()
+        if not on_tpu:
+            return set_device(self)
+        self.device = torch.device("tpu", self.local_process_index % torch.tpu.device_count())
+        torch.tpu.set_device(self.device)
+
+    for wrapper, original in ((prepare_backend_, prepare_backend), (set_device_, set_device)):
+        wrapper._torch_tpu = True
+        wrapper.__doc__ = original.__doc__
+    PartialState._prepare_backend = prepare_backend_
+    PartialState.set_device = set_device_
+
+
 def install() -> None:
     _after_import.when_imported("accelerate.utils.modeling", _patch_modeling)
     _after_import.when_imported("accelerate.state", _patch_state)
+    _after_import.when_imported("accelerate.state", _patch_distributed)
