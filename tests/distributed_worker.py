@@ -859,6 +859,40 @@ def scenario_transformers_sets_up() -> None:
     dist.destroy_process_group()
 
 
+def scenario_pipelining() -> None:
+    """torch.distributed.pipelining over the backend's send / receive: a
+    model split in two stages, GPipe and 1F1B over four microbatches, the
+    loss and each stage's gradients against the whole model on CPU."""
+    from torch.distributed.pipelining import PipelineStage, Schedule1F1B, ScheduleGPipe
+
+    init()
+    assert WORLD == 2
+    device = torch.device("tpu", RANK)
+    torch.manual_seed(0)
+    whole = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 16), nn.ReLU(), nn.Linear(16, 4))
+    x, y = torch.randn(8, 8), torch.randn(8, 4)
+    loss_fn = nn.MSELoss(reduction="sum")
+    expected_loss = loss_fn(whole(x), y)
+    expected_loss.backward()
+    part = copy.deepcopy(whole[:4] if RANK == 0 else whole[4:]).to(device)
+    stage = PipelineStage(part, RANK, WORLD, device)
+    microbatches = 4
+    for schedule in (ScheduleGPipe, Schedule1F1B):
+        part.zero_grad()
+        run = schedule(stage, n_microbatches=microbatches, loss_fn=loss_fn)
+        if RANK == 0:
+            run.step(x.to(device))
+        else:
+            losses = []
+            run.step(target=y.to(device), losses=losses)
+            check(sum(loss.detach().cpu() for loss in losses), expected_loss.detach(), f"{schedule.__name__} loss",
+                  atol=1e-4)
+        # The schedules divide gradients by the number of microbatches.
+        reference = whole[0] if RANK == 0 else whole[4]
+        check(part[0].weight.grad, reference.weight.grad / microbatches, f"{schedule.__name__} gradients", atol=1e-5)
+    dist.destroy_process_group()
+
+
 def scenario_accelerate() -> None:
     """An accelerate script under torchrun (accelerate starts torch.distributed
     itself): DDP over tpu:<rank>, each rank a shard of the data loader, the
