@@ -292,6 +292,46 @@ def test_trainer_trains_on_the_device(tmp_path, monkeypatch):
     assert PartialState._shared_state == {}
 
 
+def test_resumed_training_draws_the_same_dropout(tmp_path):
+    """Trainer's checkpoints keep the tpu generators' states (it saves only
+    the device kinds it names): resuming from step 2 of 4 ends with the
+    uninterrupted run's weights, dropout included; so does accelerate's
+    save_state / load_state."""
+    from accelerate import Accelerator
+    from accelerate.state import AcceleratorState
+
+    def model():
+        torch.manual_seed(0)
+        return T.GPT2LMHeadModel(T.GPT2Config(vocab_size=100, n_embd=32, n_layer=2, n_head=4, n_positions=64,
+                                              resid_pdrop=0.3, embd_pdrop=0.3, attn_pdrop=0.3))
+
+    class Batches(torch.utils.data.Dataset):
+        def __len__(self):
+            return 32
+
+        def __getitem__(self, i):
+            x = ids((12,), seed=i)
+            return dict(input_ids=x, labels=x)
+
+    args = T.TrainingArguments(output_dir=str(tmp_path), per_device_train_batch_size=4, max_steps=4, report_to=[],
+                               save_steps=2, seed=0)
+    uninterrupted, resumed = model(), model()
+    T.Trainer(model=uninterrupted, args=args, train_dataset=Batches()).train()
+    T.Trainer(model=resumed, args=args, train_dataset=Batches()).train(resume_from_checkpoint=tmp_path / "checkpoint-2")
+    assert resumed.lm_head.weight.device.type == "tpu"
+    torch.testing.assert_close(resumed.lm_head.weight.cpu(), uninterrupted.lm_head.weight.cpu(), rtol=0, atol=0)
+
+    AcceleratorState._reset_state(reset_partial_state=True)
+    accelerator = Accelerator()
+    dropout = accelerator.prepare(torch.nn.Dropout(0.5))
+    accelerator.save_state(tmp_path / "state")
+    x = torch.ones(64, device=accelerator.device)
+    first = dropout(x).cpu()
+    accelerator.load_state(tmp_path / "state")
+    assert torch.equal(dropout(x).cpu(), first)
+    AcceleratorState._reset_state(reset_partial_state=True)
+
+
 def test_llama_in_fused_eager_and_compiled():
     # The same model through fused eager (generation included) and
     # torch.compile(backend="tpu") (a training step), against CPU.

@@ -63,6 +63,10 @@ from torch_tpu import _accelerate  # noqa: E402
 
 _accelerate.install()
 
+from torch_tpu import _rng_checkpoints  # noqa: E402
+
+_rng_checkpoints.install()
+
 from torch_tpu import _multiprocessing  # noqa: E402
 
 _multiprocessing.install()

@@ -38,7 +38,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-import sys
 
 import torch
 
@@ -47,13 +46,13 @@ from torch_tpu import _after_import
 _log = logging.getLogger(__name__)
 
 
-def _tpu_is_the_accelerator() -> bool:
+def tpu_is_the_accelerator() -> bool:
     accelerator = torch.accelerator.current_accelerator()
     return accelerator is not None and accelerator.type == "tpu"
 
 
 def _tpu_free_memory() -> dict[int, int]:
-    if not _tpu_is_the_accelerator():
+    if not tpu_is_the_accelerator():
         return {}
     free = {}
     for index in range(torch.tpu.device_count()):
@@ -71,7 +70,7 @@ class _TpuIndicesAvailable(logging.Filter):
         match = self._NOT_AVAILABLE.fullmatch(record.getMessage())
         if match is None:
             return True
-        return not (_tpu_is_the_accelerator() and int(match.group(1)) < torch.tpu.device_count())
+        return not (tpu_is_the_accelerator() and int(match.group(1)) < torch.tpu.device_count())
 
 
 def _wrap_max_memory(get_max_memory):
@@ -96,13 +95,8 @@ def _patch_modeling(modeling) -> None:
     original = modeling.get_max_memory
     wrapped = _wrap_max_memory(original)
     modeling.get_max_memory = wrapped
-    # Copies taken before torch_tpu loaded, if it was imported after them
-    # (accelerate.utils, transformers, diffusers).
-    for module in list(sys.modules.values()):
-        names = getattr(module, "__dict__", {})
-        for name, value in list(names.items()):
-            if value is original:
-                setattr(module, name, wrapped)
+    # accelerate.utils, transformers and diffusers copy it.
+    _after_import.rebind(original, wrapped)
 
 
 def _patch_state(state) -> None:
@@ -112,7 +106,7 @@ def _patch_state(state) -> None:
 
     def default_device_(self) -> torch.device:
         device = default_device.fget(self)
-        if device.type == "cpu" and _tpu_is_the_accelerator():
+        if device.type == "cpu" and tpu_is_the_accelerator():
             return torch.device("tpu")
         return device
 
@@ -131,13 +125,13 @@ def _patch_distributed(state) -> None:
     def prepare_backend_(self, cpu=False, sagemaker_dp=False, backend=None):
         chosen, kind = prepare_backend(self, cpu, sagemaker_dp, backend)
         launched = int(os.environ.get("LOCAL_RANK", -1)) != -1
-        if kind == DistributedType.NO and launched and not cpu and not sagemaker_dp and _tpu_is_the_accelerator():
+        if kind == DistributedType.NO and launched and not cpu and not sagemaker_dp and tpu_is_the_accelerator():
             return backend or "tpu", DistributedType.MULTI_GPU
         return chosen, kind
 
     def set_device_(self):
         on_tpu = self.device is None and self.distributed_type == DistributedType.MULTI_GPU and \
-            not torch.cuda.is_available() and _tpu_is_the_accelerator()
+            not torch.cuda.is_available() and tpu_is_the_accelerator()
         if not on_tpu:
             return set_device(self)
         self.device = torch.device("tpu", self.local_process_index % torch.tpu.device_count())

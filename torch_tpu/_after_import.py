@@ -31,6 +31,19 @@ def when_imported(name: str, fn: Callable) -> None:
         _waiting.setdefault(name, []).append(fn)
 
 
+def rebind(original, replacement) -> None:
+    """Points every loaded module's name for `original` at `replacement`:
+    the copies other modules took (``from x import f``) before torch_tpu
+    loaded, when it is imported after them."""
+    for module in list(sys.modules.values()):
+        names = getattr(module, "__dict__", None)
+        if not isinstance(names, dict):
+            continue
+        for name, value in list(names.items()):
+            if value is original:
+                setattr(module, name, replacement)
+
+
 def _take(name: str) -> list[Callable]:
     with _lock:
         fns = _waiting.pop(name, [])
