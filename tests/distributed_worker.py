@@ -902,6 +902,26 @@ def scenario_accelerate() -> None:
 
     accelerator = Accelerator()
     assert accelerator.distributed_type == DistributedType.MULTI_GPU, accelerator.distributed_type
+    model = train_with_accelerate(accelerator, nn.parallel.DistributedDataParallel)
+    ranks = accelerator.gather(torch.tensor([RANK], device=accelerator.device))
+    check(ranks, torch.arange(WORLD), "accelerator.gather")
+    dist.destroy_process_group()
+
+
+def scenario_accelerate_fsdp2() -> None:
+    """The same loop with accelerate's FSDP2 plugin: the model sharded with
+    fully_shard over the tpu devices."""
+    from accelerate import Accelerator, FullyShardedDataParallelPlugin
+    from accelerate.state import DistributedType
+    from torch.distributed.fsdp import FSDPModule
+
+    accelerator = Accelerator(fsdp_plugin=FullyShardedDataParallelPlugin(fsdp_version=2))
+    assert accelerator.distributed_type == DistributedType.FSDP, accelerator.distributed_type
+    train_with_accelerate(accelerator, FSDPModule)
+    dist.destroy_process_group()
+
+
+def train_with_accelerate(accelerator, wrapper_type) -> nn.Module:
     assert accelerator.device == torch.device("tpu", RANK) and accelerator.num_processes == WORLD
     assert dist.get_backend() == "tpu", dist.get_backend()
     torch.manual_seed(0)
@@ -910,7 +930,7 @@ def scenario_accelerate() -> None:
     data = torch.utils.data.TensorDataset(torch.randn(16, 8), torch.randn(16, 4))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     wrapped, optimizer, loader = accelerator.prepare(model, optimizer, torch.utils.data.DataLoader(data, batch_size=4))
-    assert isinstance(wrapped, nn.parallel.DistributedDataParallel) and len(loader) == 16 // (4 * WORLD)
+    assert isinstance(wrapped, wrapper_type) and len(loader) == 16 // (4 * WORLD), type(wrapped)
     for x, y in loader:
         assert x.device == accelerator.device
         accelerator.backward(nn.functional.mse_loss(wrapped(x), y))
@@ -921,11 +941,11 @@ def scenario_accelerate() -> None:
         nn.functional.mse_loss(reference(x), y).backward()
         reference_optimizer.step()
         reference_optimizer.zero_grad()
-    for got, want in zip(model.parameters(), reference.parameters()):
-        check(got.detach(), want.detach(), "accelerate DDP weights", atol=1e-6)
-    ranks = accelerator.gather(torch.tensor([RANK], device=accelerator.device))
-    check(ranks, torch.arange(WORLD), "accelerator.gather")
-    dist.destroy_process_group()
+    state = {name: value.full_tensor() if hasattr(value, "full_tensor") else value
+             for name, value in accelerator.unwrap_model(wrapped).state_dict().items()}
+    for name, want in reference.state_dict().items():
+        check(state[name].detach(), want, f"accelerate weights {name}", atol=1e-6)
+    return wrapped
 
 
 def scenario_trainer() -> None:
