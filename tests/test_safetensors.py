@@ -50,11 +50,13 @@ def test_safe_open_tensors_and_slices(checkpoint):
 
 
 def test_the_import_hook_keeps_safetensors_a_normal_module(tmp_path):
-    # The finder leaves sys.meta_path once every module it waits for is loaded.
-    code = ("import torch, sys, importlib.util, safetensors, accelerate.utils.modeling; "
+    # The wrap waits for safetensors' import and leaves its loader the normal one.
+    code = ("import torch, sys, importlib.util, safetensors, torch_tpu._after_import as hook; "
             "assert importlib.util.find_spec('safetensors') is not None; "
             "assert safetensors.__loader__.is_package('safetensors'); "
-            "assert not any(type(f).__name__ == '_AfterImport' for f in sys.meta_path); print('ok')")
+            "assert type(safetensors.__loader__).__name__ == 'SourceFileLoader', type(safetensors.__loader__); "
+            "assert 'safetensors' not in hook._pending; "
+            "assert safetensors.safe_open._torch_tpu; print('ok')")
     # Run outside the source tree, which holds torch_tpu without its extension.
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert result.returncode == 0, result.stderr

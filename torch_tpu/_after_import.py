@@ -1,34 +1,93 @@
-"""Run a function on a module right after it is first imported.
+"""Run a callback right after a module is imported, without importing it.
 
 torch_tpu loads while ``import torch`` runs (PyTorch's device-backend
-autoload), usually before the libraries whose Python paths it adjusts
-(safetensors, accelerate). ``when_imported(name, fn)`` calls ``fn(module)``
-at once if the module is loaded, and otherwise right after the module's own
-code has run, before whoever imported it continues: names other modules
-copy from it (``from accelerate.utils import get_max_memory``) are the
-adjusted ones.
+autoload), before the modules it registers with or adjusts: Dynamo and
+Inductor (importing them costs seconds), safetensors, accelerate,
+transformers. So each registration waits for the user's own first import
+of its module: a finder on ``sys.meta_path`` notices the import, lets the
+normal loader run the module, then calls the callback, before whoever
+imported the module continues (names other modules copy from it, ``from
+accelerate.utils import get_max_memory``, are the adjusted ones). A module
+already imported gets its callback at once; ``rebind`` reaches the copies
+taken before.
 """
 
 from __future__ import annotations
 
 import importlib.abc
+import importlib.util
 import sys
 import threading
+import warnings
+from types import ModuleType
 from typing import Callable
 
+Callback = Callable[[ModuleType], None]
+
 _lock = threading.Lock()
-_waiting: dict[str, list[Callable]] = {}
+_pending: dict[str, list[Callback]] = {}
 
 
-def when_imported(name: str, fn: Callable) -> None:
-    module = sys.modules.get(name)
-    if module is not None:
-        fn(module)
-        return
+class _Finder(importlib.abc.MetaPathFinder):
+    """Finds nothing itself: it wraps the real loader of a watched module."""
+
+    def __init__(self) -> None:
+        self._searching: set[str] = set()
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname not in _pending or fullname in self._searching:
+            return None
+        self._searching.add(fullname)
+        try:  # the spec the rest of sys.meta_path would give
+            spec = importlib.util.find_spec(fullname)
+        finally:
+            self._searching.discard(fullname)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return None
+        loader = spec.loader
+        original = loader.exec_module
+
+        def exec_module(module: ModuleType) -> None:
+            try:
+                original(module)
+            finally:
+                del loader.exec_module  # back to the class's method
+            _run(fullname, module)
+
+        loader.exec_module = exec_module
+        return spec
+
+
+_finder = _Finder()
+
+
+def _run(name: str, module: ModuleType) -> None:
     with _lock:
-        if not _waiting:
-            sys.meta_path.insert(0, _finder)
-        _waiting.setdefault(name, []).append(fn)
+        callbacks = _pending.pop(name, [])
+        if not _pending and _finder in sys.meta_path:
+            sys.meta_path.remove(_finder)
+    for callback in callbacks:
+        _call(callback, module)
+
+
+def _call(callback: Callback, module: ModuleType) -> None:
+    # A failing registration must not break the user's import.
+    try:
+        callback(module)
+    except Exception as e:  # noqa: BLE001
+        warnings.warn(f"torch_tpu could not register with {module.__name__}: {e!r}", RuntimeWarning, stacklevel=2)
+
+
+def when_imported(name: str, callback: Callback) -> None:
+    """Calls ``callback(module)`` once module ``name`` is imported."""
+    with _lock:
+        module = sys.modules.get(name)
+        if module is None:
+            _pending.setdefault(name, []).append(callback)
+            if _finder not in sys.meta_path:
+                sys.meta_path.insert(0, _finder)
+            return
+    _call(callback, module)
 
 
 def rebind(original, replacement) -> None:
@@ -42,52 +101,3 @@ def rebind(original, replacement) -> None:
         for name, value in list(names.items()):
             if value is original:
                 setattr(module, name, replacement)
-
-
-def _take(name: str) -> list[Callable]:
-    with _lock:
-        fns = _waiting.pop(name, [])
-        if not _waiting:
-            try:
-                sys.meta_path.remove(_finder)
-            except ValueError:
-                pass
-        return fns
-
-
-class _AfterImport(importlib.abc.MetaPathFinder):
-    """Finds a waited-for module as the other finders would and wraps its
-    loader. sys.meta_path is left as it is while the others are asked
-    (another thread may be importing)."""
-
-    def find_spec(self, fullname, path, target=None):
-        if fullname not in _waiting:
-            return None
-        for finder in list(sys.meta_path):
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(fullname, path, target)
-            if spec is not None:
-                if spec.loader is not None:
-                    spec.loader = _ThenRun(spec.loader)
-                return spec
-        return None
-
-
-class _ThenRun:
-    """The original loader; once the module's code has run, its waiting
-    functions are called on it."""
-
-    def __init__(self, loader):
-        self._loader = loader
-
-    def exec_module(self, module):
-        self._loader.exec_module(module)
-        for fn in _take(module.__name__):
-            fn(module)
-
-    def __getattr__(self, name):  # create_module, get_resource_reader, is_package, ...
-        return getattr(self._loader, name)
-
-
-_finder = _AfterImport()

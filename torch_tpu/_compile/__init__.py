@@ -69,7 +69,7 @@ def _register_decomposition_fixes(module: ModuleType) -> None:
 
 
 def install() -> None:
-    from torch_tpu._compile._post_import import when_imported
+    from torch_tpu._after_import import when_imported
 
     when_imported("torch._dynamo.backends.registry", _register_backend)
     when_imported("torch._dynamo", _register_dynamo_skips)
