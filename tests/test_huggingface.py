@@ -259,6 +259,20 @@ def test_diffusers_unet_vae_and_scheduler():
     torch.testing.assert_close(got.cpu(), want, **TOL)
 
 
+class LanguageBatches(torch.utils.data.Dataset):
+    """`n` sequences of 12 tokens, each its own labels (a causal LM's loss)."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        x = ids((12,), seed=i)
+        return dict(input_ids=x, labels=x)
+
+
 def test_trainer_trains_on_the_device(tmp_path, monkeypatch):
     # accelerate 1.15 names no PrivateUse1 device: its default device was
     # the CPU, where Trainer moved the model while it sent batches to the
@@ -273,18 +287,10 @@ def test_trainer_trains_on_the_device(tmp_path, monkeypatch):
     torch.manual_seed(0)
     model = CAUSAL_LMS["llama"]()
 
-    class Batches(torch.utils.data.Dataset):
-        def __len__(self):
-            return 8
-
-        def __getitem__(self, i):
-            x = ids((12,), seed=i)
-            return dict(input_ids=x, labels=x)
-
     args = T.TrainingArguments(output_dir=str(tmp_path), per_device_train_batch_size=4, max_steps=2, report_to=[],
                                save_strategy="no", logging_steps=1)
     before = model.lm_head.weight.detach().clone()
-    result = T.Trainer(model=model, args=args, train_dataset=Batches()).train()
+    result = T.Trainer(model=model, args=args, train_dataset=LanguageBatches(8)).train()
     assert torch.isfinite(torch.tensor(result.training_loss))
     assert model.lm_head.weight.device.type == "tpu"
     assert not torch.equal(model.lm_head.weight.detach().cpu(), before)
@@ -305,19 +311,11 @@ def test_resumed_training_draws_the_same_dropout(tmp_path):
         return T.GPT2LMHeadModel(T.GPT2Config(vocab_size=100, n_embd=32, n_layer=2, n_head=4, n_positions=64,
                                               resid_pdrop=0.3, embd_pdrop=0.3, attn_pdrop=0.3))
 
-    class Batches(torch.utils.data.Dataset):
-        def __len__(self):
-            return 32
-
-        def __getitem__(self, i):
-            x = ids((12,), seed=i)
-            return dict(input_ids=x, labels=x)
-
     args = T.TrainingArguments(output_dir=str(tmp_path), per_device_train_batch_size=4, max_steps=4, report_to=[],
                                save_steps=2, seed=0)
     uninterrupted, resumed = model(), model()
-    T.Trainer(model=uninterrupted, args=args, train_dataset=Batches()).train()
-    T.Trainer(model=resumed, args=args, train_dataset=Batches()).train(resume_from_checkpoint=tmp_path / "checkpoint-2")
+    T.Trainer(model=uninterrupted, args=args, train_dataset=LanguageBatches(32)).train()
+    T.Trainer(model=resumed, args=args, train_dataset=LanguageBatches(32)).train(resume_from_checkpoint=tmp_path / "checkpoint-2")
     assert resumed.lm_head.weight.device.type == "tpu"
     torch.testing.assert_close(resumed.lm_head.weight.cpu(), uninterrupted.lm_head.weight.cpu(), rtol=0, atol=0)
 
