@@ -1,8 +1,9 @@
 """Accelerate finds the tpu as it finds a CUDA GPU.
 
 Accelerate 1.15 asks only the device kinds it names (CUDA, XPU, NPU, ...),
-in two places torch_tpu wraps; both change only what would have been the
-CPU-only answer, when the current accelerator is tpu.
+in three places torch_tpu wraps; each changes only what would have been
+the answer for a machine without an accelerator, when the current
+accelerator is tpu.
 
 - Its default device (``PartialState.default_device``), which Trainer, an
   ``Accelerator`` and ``cpu_offload``'s hooks use, was the CPU: Trainer
@@ -21,7 +22,6 @@ CPU-only answer, when the current accelerator is tpu.
   Accelerate checks integer keys against CUDA's device count and warned
   "Device 0 is not available" for every tpu device; that warning is
   dropped for indices the tpu has.
-
 - Several processes (``accelerate launch``, torchrun): accelerate chooses
   a distributed type and a c10d backend from the device kinds it names,
   found none, and ran each process as a job of its own on ``tpu:0`` (its
