@@ -67,6 +67,10 @@ from torch_tpu import _rng_checkpoints  # noqa: E402
 
 _rng_checkpoints.install()
 
+from torch_tpu import _flex_attention  # noqa: E402
+
+_flex_attention.install()
+
 from torch_tpu import _multiprocessing  # noqa: E402
 
 _multiprocessing.install()
