@@ -73,30 +73,19 @@ class _TpuIndicesAvailable(logging.Filter):
         return not (tpu_is_the_accelerator() and int(match.group(1)) < torch.tpu.device_count())
 
 
-def _wrap_max_memory(get_max_memory):
-    if getattr(get_max_memory, "_torch_tpu", False):
-        return get_max_memory
-
-    def get_max_memory_(max_memory=None):
-        found = get_max_memory(max_memory)
-        if max_memory is not None or any(isinstance(key, int) for key in found):
-            return found
-        # Device indices first: accelerate fills devices in the dict's order.
-        return {**_tpu_free_memory(), **found}
-
-    get_max_memory_._torch_tpu = True
-    get_max_memory_.__doc__ = get_max_memory.__doc__
-    get_max_memory_.__wrapped__ = get_max_memory
-    return get_max_memory_
+def _get_max_memory(original, max_memory=None):
+    found = original(max_memory)
+    if max_memory is not None or any(isinstance(key, int) for key in found):
+        return found
+    # Device indices first: accelerate fills devices in the dict's order.
+    return {**_tpu_free_memory(), **found}
 
 
 def _patch_modeling(modeling) -> None:
     logging.getLogger(modeling.__name__).addFilter(_TpuIndicesAvailable())
-    original = modeling.get_max_memory
-    wrapped = _wrap_max_memory(original)
-    modeling.get_max_memory = wrapped
-    # accelerate.utils, transformers and diffusers copy it.
-    _after_import.rebind(original, wrapped)
+    original = _after_import.wrap(modeling, "get_max_memory", _get_max_memory)
+    if original is not None:  # accelerate.utils, transformers and diffusers copy it
+        _after_import.rebind(original, modeling.get_max_memory)
 
 
 def _patch_state(state) -> None:
@@ -116,32 +105,25 @@ def _patch_state(state) -> None:
 
 
 def _patch_distributed(state) -> None:
-    PartialState = state.PartialState
     DistributedType = state.DistributedType
-    prepare_backend, set_device = PartialState._prepare_backend, PartialState.set_device
-    if getattr(prepare_backend, "_torch_tpu", False):
-        return
 
-    def prepare_backend_(self, cpu=False, sagemaker_dp=False, backend=None):
-        chosen, kind = prepare_backend(self, cpu, sagemaker_dp, backend)
+    def prepare_backend(original, self, cpu=False, sagemaker_dp=False, backend=None):
+        chosen, kind = original(self, cpu, sagemaker_dp, backend)
         launched = int(os.environ.get("LOCAL_RANK", -1)) != -1
         if kind == DistributedType.NO and launched and not cpu and not sagemaker_dp and tpu_is_the_accelerator():
             return backend or "tpu", DistributedType.MULTI_GPU
         return chosen, kind
 
-    def set_device_(self):
+    def set_device(original, self):
         on_tpu = self.device is None and self.distributed_type == DistributedType.MULTI_GPU and \
             not torch.cuda.is_available() and tpu_is_the_accelerator()
         if not on_tpu:
-            return set_device(self)
+            return original(self)
         self.device = torch.device("tpu", self.local_process_index % torch.tpu.device_count())
         torch.tpu.set_device(self.device)
 
-    for wrapper, original in ((prepare_backend_, prepare_backend), (set_device_, set_device)):
-        wrapper._torch_tpu = True
-        wrapper.__doc__ = original.__doc__
-    PartialState._prepare_backend = prepare_backend_
-    PartialState.set_device = set_device_
+    _after_import.wrap(state.PartialState, "_prepare_backend", prepare_backend)
+    _after_import.wrap(state.PartialState, "set_device", set_device)
 
 
 def install() -> None:

@@ -14,6 +14,7 @@ taken before.
 
 from __future__ import annotations
 
+import functools
 import importlib.abc
 import importlib.util
 import sys
@@ -101,3 +102,21 @@ def rebind(original, replacement) -> None:
         for name, value in list(names.items()):
             if value is original:
                 setattr(module, name, replacement)
+
+
+def wrap(owner, name: str, tpu_version: Callable) -> Callable | None:
+    """Replaces ``owner.name`` (a module's function or a class's method) by
+    one that calls ``tpu_version(original, *args, **kwargs)``, keeping the
+    original's name, docstring and signature. Wrapping twice is a no-op.
+    Returns the original, or None when it was wrapped already."""
+    original = getattr(owner, name)
+    if getattr(original, "_torch_tpu", False):
+        return None
+
+    @functools.wraps(original)
+    def wrapper(*args, **kwargs):
+        return tpu_version(original, *args, **kwargs)
+
+    wrapper._torch_tpu = True
+    setattr(owner, name, wrapper)
+    return original

@@ -23,7 +23,6 @@ per device (one copy instead of one per parameter).
 
 from __future__ import annotations
 
-import functools
 import importlib
 
 import torch
@@ -34,6 +33,8 @@ from torch._utils import (
     _take_tensors,
     _unflatten_dense_tensors,
 )
+
+from torch_tpu._after_import import wrap
 
 _TPU = "tpu"
 
@@ -196,25 +197,16 @@ def _parallel_apply(original, modules, inputs, kwargs_tup=None, devices=None):
     return original(modules, inputs, kwargs_tup, devices)
 
 
-def _wrap(namespace, name: str, tpu_version) -> None:
-    original = getattr(namespace, name)
-    if getattr(original, "_torch_tpu", False):
-        return
-    wrapper = functools.wraps(original)(functools.partial(tpu_version, original))
-    wrapper._torch_tpu = True
-    setattr(namespace, name, wrapper)
-
-
 def install() -> None:
     from torch.nn.parallel import comm
 
     for name, tpu_version in (("broadcast", _broadcast), ("broadcast_coalesced", _broadcast_coalesced),
                               ("scatter", _scatter), ("gather", _gather), ("reduce_add", _reduce_add)):
-        _wrap(comm, name, tpu_version)
+        wrap(comm, name, tpu_version)
     import torch.nn.parallel
 
     # DataParallel calls the name its module imported (the package's
     # `data_parallel` attribute is the function of that name, not the
     # module); the package's is the one users import.
-    _wrap(importlib.import_module("torch.nn.parallel.data_parallel"), "parallel_apply", _parallel_apply)
-    _wrap(torch.nn.parallel, "parallel_apply", _parallel_apply)
+    wrap(importlib.import_module("torch.nn.parallel.data_parallel"), "parallel_apply", _parallel_apply)
+    wrap(torch.nn.parallel, "parallel_apply", _parallel_apply)

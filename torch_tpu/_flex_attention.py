@@ -16,20 +16,12 @@ from __future__ import annotations
 from torch_tpu import _after_import
 
 
-def _patch(flex) -> None:
-    validate = flex._validate_device
-    if getattr(validate, "_torch_tpu", False):
-        return
-
-    def validate_device(query, key, value):
-        if query.device.type == "tpu":
-            return
-        validate(query, key, value)
-
-    validate_device._torch_tpu = True
-    validate_device.__doc__ = validate.__doc__
-    flex._validate_device = validate_device
+def _validate_device(original, query, key, value):
+    if query.device.type != "tpu":
+        original(query, key, value)
 
 
 def install() -> None:
-    _after_import.when_imported("torch.nn.attention.flex_attention", _patch)
+    _after_import.when_imported(
+        "torch.nn.attention.flex_attention",
+        lambda flex: _after_import.wrap(flex, "_validate_device", _validate_device))

@@ -43,59 +43,47 @@ def _trainer_file(trainer, directory: str) -> str:
     return os.path.join(directory, name)
 
 
+def _save_trainer_rng_state(original, self, output_dir):
+    original(self, output_dir)
+    _save_tpu_states(_trainer_file(self, output_dir))
+
+
+def _load_trainer_rng_state(original, self, checkpoint):
+    original(self, checkpoint)
+    if checkpoint is not None:
+        _load_tpu_states(_trainer_file(self, checkpoint))
+
+
 def _patch_trainer(module) -> None:
-    Trainer = module.Trainer
-    save, load = Trainer._save_rng_state, Trainer._load_rng_state
-    if getattr(save, "_torch_tpu", False):
-        return
-
-    def save_rng_state(self, output_dir):
-        save(self, output_dir)
-        _save_tpu_states(_trainer_file(self, output_dir))
-
-    def load_rng_state(self, checkpoint):
-        load(self, checkpoint)
-        if checkpoint is not None:
-            _load_tpu_states(_trainer_file(self, checkpoint))
-
-    for wrapper, original in ((save_rng_state, save), (load_rng_state, load)):
-        wrapper._torch_tpu = True
-        wrapper.__doc__ = original.__doc__
-    Trainer._save_rng_state = save_rng_state
-    Trainer._load_rng_state = load_rng_state
+    _after_import.wrap(module.Trainer, "_save_rng_state", _save_trainer_rng_state)
+    _after_import.wrap(module.Trainer, "_load_rng_state", _load_trainer_rng_state)
 
 
 def _accelerate_file(directory, process_index: int) -> str:
     return os.path.join(directory, f"random_states_tpu_{process_index}.pkl")
 
 
+def _save_accelerator_state(original, *args, **kwargs):
+    output_dir = original(*args, **kwargs)
+    process_index = inspect.signature(original).bind(*args, **kwargs).arguments["process_index"]
+    _save_tpu_states(_accelerate_file(output_dir, process_index))
+    return output_dir
+
+
+def _load_accelerator_state(original, *args, **kwargs):
+    result = original(*args, **kwargs)
+    arguments = inspect.signature(original).bind(*args, **kwargs).arguments
+    _load_tpu_states(_accelerate_file(arguments["input_dir"], arguments["process_index"]))
+    return result
+
+
 def _patch_accelerate(checkpointing) -> None:
-    save, load = checkpointing.save_accelerator_state, checkpointing.load_accelerator_state
-    if getattr(save, "_torch_tpu", False):
-        return
-    save_signature, load_signature = inspect.signature(save), inspect.signature(load)
-
-    def save_accelerator_state(*args, **kwargs):
-        output_dir = save(*args, **kwargs)
-        process_index = save_signature.bind(*args, **kwargs).arguments["process_index"]
-        _save_tpu_states(_accelerate_file(output_dir, process_index))
-        return output_dir
-
-    def load_accelerator_state(*args, **kwargs):
-        result = load(*args, **kwargs)
-        arguments = load_signature.bind(*args, **kwargs).arguments
-        _load_tpu_states(_accelerate_file(arguments["input_dir"], arguments["process_index"]))
-        return result
-
-    for wrapper, original in ((save_accelerator_state, save), (load_accelerator_state, load)):
-        wrapper._torch_tpu = True
-        wrapper.__doc__ = original.__doc__
-        wrapper.__signature__ = inspect.signature(original)
     # accelerate.accelerator copies both at its import, right after this runs.
-    checkpointing.save_accelerator_state = save_accelerator_state
-    checkpointing.load_accelerator_state = load_accelerator_state
-    _after_import.rebind(save, save_accelerator_state)
-    _after_import.rebind(load, load_accelerator_state)
+    for name, tpu_version in (("save_accelerator_state", _save_accelerator_state),
+                              ("load_accelerator_state", _load_accelerator_state)):
+        original = _after_import.wrap(checkpointing, name, tpu_version)
+        if original is not None:
+            _after_import.rebind(original, getattr(checkpointing, name))
 
 
 def install() -> None:

@@ -71,19 +71,11 @@ class _SliceOnDevice:
         return getattr(self._slice, name)
 
 
-def _wrap(safe_open):
-    if getattr(safe_open, "_torch_tpu", False):
-        return safe_open
-
-    def open_(filename, framework, device="cpu", *args, **kwargs):
-        target = _tpu_device(device) if framework in ("pt", "torch", "pytorch") else None
-        if target is None:
-            return safe_open(filename, framework, device, *args, **kwargs)
-        return _OnDevice(safe_open(filename, framework, "cpu", *args, **kwargs), target)
-
-    open_._torch_tpu = True
-    open_.__doc__ = safe_open.__doc__
-    return open_
+def _safe_open(original, filename, framework, device="cpu", *args, **kwargs):
+    target = _tpu_device(device) if framework in ("pt", "torch", "pytorch") else None
+    if target is None:
+        return original(filename, framework, device, *args, **kwargs)
+    return _OnDevice(original(filename, framework, "cpu", *args, **kwargs), target)
 
 
 def _patch_loaded() -> None:
@@ -91,7 +83,7 @@ def _patch_loaded() -> None:
     for name in ("safetensors", "safetensors.torch", "accelerate.utils.modeling", "accelerate.utils.offload"):
         module = sys.modules.get(name)
         if module is not None and hasattr(module, "safe_open"):
-            module.safe_open = _wrap(module.safe_open)
+            _after_import.wrap(module, "safe_open", _safe_open)
 
 
 def install() -> None:
