@@ -33,9 +33,12 @@ def mlp(sizes, last_activation: bool) -> nn.Sequential:
 
 
 class DLRM(nn.Module):
-    def __init__(self):
+    def __init__(self, sparse_tables: bool = False):
+        """sparse_tables: the tables' gradients are sparse COO tensors (rows
+        of the ids in the batch only), as in the reference DLRM."""
         super().__init__()
-        self.tables = nn.ModuleList(nn.EmbeddingBag(n, EMBED_DIM, mode="sum") for n in TABLE_SIZES)
+        self.tables = nn.ModuleList(nn.EmbeddingBag(n, EMBED_DIM, mode="sum", sparse=sparse_tables)
+                                    for n in TABLE_SIZES)
         self.bottom = mlp([DENSE_FEATURES, 32, EMBED_DIM], last_activation=True)
         features = len(TABLE_SIZES) + 1
         pairs = features * (features - 1) // 2
@@ -63,11 +66,12 @@ def clicks(count: int, seed: int = 0):
     return dense, ids, labels
 
 
-def make_step(device: str, batch: int = 32, seed: int = 0, backend: str | None = None):
+def make_step(device: str, batch: int = 32, seed: int = 0, backend: str | None = None,
+              sparse_tables: bool = False):
     """One training step per call on `device`; with `backend`, the model runs
     under torch.compile(backend=backend)."""
     torch.manual_seed(seed)
-    model = DLRM().to(device)
+    model = DLRM(sparse_tables).to(device)
     forward = torch.compile(model, backend=backend) if backend else model
     opt = torch.optim.Adagrad(model.parameters(), lr=0.05)
     dense, ids, labels = clicks(512)  # on the host, batches uploaded per step

@@ -2,6 +2,7 @@
 // gradients; the lowerings are in csrc/ops/nn/embedding_bag.cc.
 #include <ATen/TensorUtils.h>
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/_embedding_bag_sparse_backward.h>
 #include <c10/util/Exception.h>
 #include <torch/library.h>
 
@@ -125,8 +126,13 @@ at::Tensor backward(const at::Tensor& grad, const at::Tensor& indices, const at:
                     const at::Tensor& offset2bag, const at::Tensor& bag_size, const at::Tensor& max_indices,
                     c10::SymInt num_weights, bool scale_grad_by_freq, int64_t mode, bool sparse,
                     const std::optional<at::Tensor>& per_sample_weights, int64_t padding_idx) {
-  TORCH_CHECK_NOT_IMPLEMENTED(!sparse, "aten::_embedding_bag_backward: sparse gradients are not supported on tpu; "
-                              "use sparse=False");
+  if (sparse) {
+    // PyTorch's composite: the bags' gradients spread to their indices, as a
+    // sparse COO gradient (register_sparse.cc).
+    return at::_embedding_bag_sparse_backward_symint(grad, indices, offsets, offset2bag, bag_size,
+                                                     std::move(num_weights), scale_grad_by_freq, mode,
+                                                     per_sample_weights, padding_idx);
+  }
   return dense_backward(grad, indices, offset2bag, bag_size, max_indices, std::move(num_weights),
                         scale_grad_by_freq, mode, per_sample_weights, padding_idx);
 }

@@ -1,28 +1,74 @@
-// Sparse layouts on tpu: refused, by name, with what to do instead.
+// Sparse layouts on tpu: COO tensors work; the compressed layouts (CSR,
+// CSC, BSR, BSC) are refused by name.
 //
-// tpu has no sparse kernels (XLA programs take dense arrays). Without this
-// file a sparse COO tensor failed with the dispatcher's generic "Could not
-// run ... 'Sparsetpu' backend", and a compressed one (CSR, CSC, BSR, BSC)
-// was made, its constructors being composite, and then failed at every use
-// with messages such as "values expected sparse tensor layout but got
-// SparseCsr" (composite kernels of `values` and others come before a
-// fallback). So the compressed constructors and the conversions of dense
-// tpu tensors are refused by name, and the fallbacks refuse every other op
-// on a tpu tensor of a sparse layout, creation of COO ones included.
+// A sparse COO tpu tensor is PyTorch's SparseTensorImpl over dense tpu
+// indices and values, dispatched on SparsePrivateUse1, for which PyTorch
+// registers no kernels. Most of its COO kernels are one device-generic
+// function registered for both SparseCPU and SparseCUDA, built of ATen ops
+// on the indices and values (which then run on tpu): those are run here by
+// handing the call to the SparseCPU kernel. The kernels PyTorch writes per
+// device (coalescing, sums and products of sparse operands, sparse x dense
+// matrix products, index_select) are tpu's own, in sparse_coo_ops.cc. Every
+// other sparse op is refused naming it.
+//
+// Compressed tensors are refused when made: their constructors are
+// composite, so without the refusal one was made and then failed at every
+// use with messages such as "values expected sparse tensor layout but got
+// SparseCsr".
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/util/Exception.h>
 #include <torch/library.h>
 
+#include <initializer_list>
+
 #include "aten/fallback.h"
+#include "aten/sparse_coo_ops.h"
 
 namespace torch_tpu::aten {
 namespace {
 
+// PyTorch 2.13's native_functions.yaml entries whose SparseCPU and
+// SparseCUDA kernels are one function, less the conversions to compressed
+// layouts.
+const std::initializer_list<const char*> kDeviceGenericCooKernels = {
+    "abs", "abs_", "abs.out", "view_as_real", "view_as_complex", "sgn", "sgn_", "sgn.out", "conj_physical.out",
+    "add.Tensor", "add_.Tensor", "asinh", "asinh_", "asinh.out", "atanh", "atanh_", "atanh.out", "asin", "asin_",
+    "asin.out", "atan", "atan_", "atan.out", "_sparse_broadcast_to", "cat", "ceil", "ceil_", "ceil.out", "copy_",
+    "div.Tensor", "div_.Tensor", "div.out", "div.Tensor_mode", "div_.Tensor_mode", "div.out_mode",
+    "empty.memory_format", "empty_like", "erf", "erf_", "erf.out", "expm1", "expm1_", "expm1.out", "floor",
+    "floor_", "floor.out", "floor_divide", "floor_divide_.Tensor", "floor_divide.out", "frac", "frac_", "frac.out",
+    "isnan", "nan_to_num", "nan_to_num_", "nan_to_num.out", "log1p", "log1p_", "log1p.out", "mm", "mm.out",
+    "mul.Tensor", "mul_.Tensor", "mv", "narrow_copy", "permute", "rad2deg", "rad2deg_", "rad2deg.out", "deg2rad",
+    "deg2rad_", "deg2rad.out", "neg", "neg_", "neg.out", "round", "round_", "round.out", "relu", "relu_", "sin",
+    "sin_", "sin.out", "sinh", "sinh_", "sinh.out", "sum", "sum.dim_IntList", "sqrt", "sqrt_", "sqrt.out", "tan",
+    "tan_", "tan.out", "tanh", "tanh_", "tanh.out", "threshold_backward.grad_input", "threshold_backward", "trunc",
+    "trunc_", "trunc.out", "unsqueeze", "zeros.out", "native_norm", "native_norm.ScalarOpt_dim_dtype",
+    "norm.ScalarOpt_dim_dtype", "norm.ScalarOpt_dim", "clone", "resize_as_sparse_", "zero_", "sub.out",
+    "sub.Tensor", "sub_.Tensor", "_sparse_coo_tensor_with_dims", "_sparse_coo_tensor_with_dims_and_tensors",
+    "sparse_resize_", "sparse_resize_and_clear_", "sparse_mask", "_sparse_mask_projection", "_to_dense",
+    "sparse_dim", "_dimI", "dense_dim", "_dimV", "_nnz", "is_coalesced", "_indices", "_values", "_coalesced_",
+    "indices", "values", "copy_sparse_to_sparse_", "_to_sparse.sparse_dim", "_to_sparse", "erfinv", "erfinv_",
+    "erfinv.out", "sign", "sign_", "sign.out", "signbit", "signbit.out", "any", "pow.Tensor_Scalar_out",
+    "pow.Tensor_Scalar", "isinf", "isposinf", "isposinf.out", "isneginf", "isneginf.out"};
+
+void run_device_generic_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack* stack) {
+  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::SparseCPU), stack);
+}
+
+// dense -> COO: CPU's kernel finds the nonzeros with ATen ops.
+void run_dense_to_sparse_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack* stack) {
+  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+}
+
 void refuse_sparse(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack*) {
+  TORCH_CHECK_NOT_IMPLEMENTED(false, op_name(op), " is not supported on tpu for sparse COO tensors; "
+                              "make the tensor dense (.to_dense()) first, or run the op on the CPU");
+}
+
+void refuse_compressed(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack*) {
   TORCH_CHECK_NOT_IMPLEMENTED(false, op_name(op),
-                              ": sparse layouts (COO, CSR, CSC, BSR, BSC) are not supported on tpu; "
-                              "keep sparse tensors on the CPU, or make them dense (.to_dense()) before "
-                              "moving them to tpu; nn.Embedding and nn.EmbeddingBag need sparse=False");
+                              ": the compressed sparse layouts (CSR, CSC, BSR, BSC) are not supported on tpu; "
+                              "use the COO layout (.to_sparse()), or make the tensor dense (.to_dense())");
 }
 
 }  // namespace
@@ -31,8 +77,24 @@ TORCH_LIBRARY_IMPL(_, SparsePrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&refuse_sparse>());
 }
 
+TORCH_LIBRARY_IMPL(aten, SparsePrivateUse1, m) {
+  for (const char* op : kDeviceGenericCooKernels) {
+    m.impl(op, torch::CppFunction::makeFromBoxedFunction<&run_device_generic_kernel>());
+  }
+  m.impl("_coalesce", sparse::coalesce);
+  m.impl("add.out", sparse::add_out);
+  m.impl("mul.out", sparse::mul_out);
+  m.impl("addmm", sparse::addmm);
+  m.impl("addmm.out", sparse::addmm_out);
+  m.impl("addmm_", sparse::addmm_);
+  m.impl("index_select", sparse::index_select);
+  for (const char* op : {"_to_sparse_csr", "_to_sparse_csc", "_to_sparse_bsr", "_to_sparse_bsc"}) {
+    m.impl(op, torch::CppFunction::makeFromBoxedFunction<&refuse_compressed>());
+  }
+}
+
 TORCH_LIBRARY_IMPL(_, SparseCsrPrivateUse1, m) {
-  m.fallback(torch::CppFunction::makeFromBoxedFunction<&refuse_sparse>());
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&refuse_compressed>());
 }
 
 // A constructor's layout and device options select this key (BackendSelect).
@@ -45,17 +107,15 @@ TORCH_LIBRARY_IMPL(aten, SparseCsrPrivateUse1, m) {
                          "sparse_csc_tensor.ccol_row_value_size", "sparse_bsr_tensor.crow_col_value",
                          "sparse_bsr_tensor.crow_col_value_size", "sparse_bsc_tensor.ccol_row_value",
                          "sparse_bsc_tensor.ccol_row_value_size"}) {
-    m.impl(op, torch::CppFunction::makeFromBoxedFunction<&refuse_sparse>());
+    m.impl(op, torch::CppFunction::makeFromBoxedFunction<&refuse_compressed>());
   }
 }
 
-// Conversions of a dense tpu tensor to a sparse layout: refused in the same
-// words (the generic fallback's message would offer a CPU fallback, which
-// cannot make a sparse tpu tensor either).
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  for (const char* op : {"_to_sparse", "_to_sparse.sparse_dim", "_to_sparse_csr", "_to_sparse_csc",
-                         "_to_sparse_bsr", "_to_sparse_bsc"}) {
-    m.impl(op, torch::CppFunction::makeFromBoxedFunction<&refuse_sparse>());
+  m.impl("_to_sparse", torch::CppFunction::makeFromBoxedFunction<&run_dense_to_sparse_kernel>());
+  m.impl("_to_sparse.sparse_dim", torch::CppFunction::makeFromBoxedFunction<&run_dense_to_sparse_kernel>());
+  for (const char* op : {"_to_sparse_csr", "_to_sparse_csc", "_to_sparse_bsr", "_to_sparse_bsc"}) {
+    m.impl(op, torch::CppFunction::makeFromBoxedFunction<&refuse_compressed>());
   }
 }
 

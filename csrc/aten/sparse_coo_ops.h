@@ -1,0 +1,36 @@
+// The sparse COO kernels that PyTorch writes once per device (CPU, CUDA,
+// MPS) and that tpu therefore needs of its own. A sparse COO tpu tensor is
+// PyTorch's SparseTensorImpl over two dense tpu tensors, its indices
+// [sparse_dim, nnz] and values [nnz, *dense_sizes]: each kernel here is a
+// few dense ATen ops on those, so it runs through the ordinary tpu
+// lowerings in every eager mode.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+namespace torch_tpu::aten::sparse {
+
+// Sums the values of repeated indices and sorts the indices (aten::_coalesce).
+at::Tensor coalesce(const at::Tensor& self);
+
+// dense + alpha * sparse -> dense, sparse + alpha * sparse -> sparse.
+at::Tensor& add_out(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, at::Tensor& out);
+
+// Products with a sparse operand: by a 0-dim tensor, by a dense tensor that
+// broadcasts to the sparse one's shape (the result keeps the sparse
+// operand's indices), and of two sparse tensors (their common indices).
+at::Tensor& mul_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out);
+
+// beta * self + alpha * (sparse [n, k] @ dense [k, m]).
+at::Tensor addmm(const at::Tensor& self, const at::Tensor& sparse, const at::Tensor& dense, const at::Scalar& beta,
+                 const at::Scalar& alpha);
+at::Tensor& addmm_out(const at::Tensor& self, const at::Tensor& sparse, const at::Tensor& dense,
+                      const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out);
+at::Tensor& addmm_(at::Tensor& self, const at::Tensor& sparse, const at::Tensor& dense, const at::Scalar& beta,
+                   const at::Scalar& alpha);
+
+// The entries of `self` whose index along `dim` is one of `index`, in
+// `index`'s order (an index named twice selects its entries twice).
+at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& index);
+
+}  // namespace torch_tpu::aten::sparse
