@@ -252,3 +252,22 @@ def test_dlrm_with_sparse_tables(mode):
     assert tpu_model.tables[0].weight.grad.is_sparse
     for (name, want), got in zip(cpu_model.state_dict().items(), tpu_model.state_dict().values()):
         torch.testing.assert_close(got.cpu(), want, rtol=1e-5, atol=1e-6, msg=name)
+
+
+@pytest.mark.parametrize("shape, dense, dims", [
+    ((5, 7), (), (1,)), ((5, 7), (), (0, 1)), ((5, 7), (3,), (1,)), ((5, 7), (3,), (2,)), ((5, 7), (3,), (0, 2)),
+    ((5, 7), (3,), (0, 1)), ((4, 5, 6), (), (0, 2)), ((4, 5, 6), (2,), (1, 3)),
+], ids=["one_sparse", "all_sparse", "hybrid_sparse", "hybrid_dense", "hybrid_both", "hybrid_all_sparse", "3d",
+        "3d_hybrid"])
+def test_sum_gradient(mode, shape, dense, dims):
+    s = matrix(shape=shape, dense=dense).coalesce()
+
+    def weighted_sum(t):
+        r = torch.sparse.sum(t, dims)
+        r = r.to_dense() if r.is_sparse else r
+        return (r * torch.arange(r.numel(), dtype=r.dtype, device=r.device).view(r.shape)).sum()
+
+    cpu, tpu = s.clone().requires_grad_(), s.to(TPU).requires_grad_()
+    weighted_sum(cpu).backward()
+    weighted_sum(tpu).backward()
+    assert_sparse_equal(tpu.grad, cpu.grad)

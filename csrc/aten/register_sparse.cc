@@ -8,7 +8,7 @@
 // on the indices and values (which then run on tpu): those are run here by
 // handing the call to the SparseCPU kernel. The kernels PyTorch writes per
 // device (coalescing, sums and products of sparse operands, sparse x dense
-// matrix products, index_select) are tpu's own, in sparse_coo_ops.cc. Every
+// matrix products, index_select, the gradient of a sum) are tpu's own, in sparse_coo_ops.cc. Every
 // other sparse op is refused naming it.
 //
 // Compressed tensors are refused when made: their constructors are
@@ -88,6 +88,7 @@ TORCH_LIBRARY_IMPL(aten, SparsePrivateUse1, m) {
   m.impl("addmm.out", sparse::addmm_out);
   m.impl("addmm_", sparse::addmm_);
   m.impl("index_select", sparse::index_select);
+  m.impl("_sparse_sum_backward", sparse::sum_backward);
   for (const char* op : {"_to_sparse_csr", "_to_sparse_csc", "_to_sparse_bsr", "_to_sparse_bsc"}) {
     m.impl(op, torch::CppFunction::makeFromBoxedFunction<&refuse_compressed>());
   }

@@ -12,6 +12,7 @@
 #include <ATen/ops/result_type.h>
 #include <ATen/ops/searchsorted.h>
 #include <ATen/ops/stack.h>
+#include <ATen/ops/tensor.h>
 #include <ATen/ops/zeros.h>
 #include <c10/core/ScalarType.h>
 #include <c10/util/Exception.h>
@@ -253,6 +254,56 @@ at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& i
   at::Tensor indices = self._indices().index_select(1, entry);
   indices.select(0, dim).copy_(position);
   return make_sparse(sizes, sparse_dim, indices, self._values().index_select(0, entry), false);
+}
+
+at::Tensor sum_backward(const at::Tensor& grad, const at::Tensor& input_in, at::IntArrayRef dims) {
+  const char* op = "aten::_sparse_sum_backward";
+  TORCH_CHECK(input_in.is_sparse(), op, ": expected a sparse input");
+  const at::Tensor input = input_in.coalesce();
+  const int64_t sparse_dim = input.sparse_dim(), nnz = input._nnz();
+  std::vector<bool> summed(input.dim(), false);
+  for (int64_t d : dims) summed[at::maybe_wrap_dim(d, input.dim())] = true;
+  std::vector<int64_t> kept_dims, kept_sizes;
+  for (int64_t d = 0; d < sparse_dim; ++d) {
+    if (!summed[d]) {
+      kept_dims.push_back(d);
+      kept_sizes.push_back(input.size(d));
+    }
+  }
+  const at::Tensor indices = input._indices();
+  // g: [nnz, *the dense dims that were not summed]
+  at::Tensor g;
+  if (kept_dims.empty()) {
+    TORCH_CHECK(!grad.is_sparse(), op, ": a sum over every sparse dim has a dense gradient, got a sparse one");
+    std::vector<int64_t> shape{nnz};
+    shape.insert(shape.end(), grad.sizes().begin(), grad.sizes().end());
+    g = grad.unsqueeze(0).expand(shape);
+  } else {
+    TORCH_CHECK(grad.is_sparse() && grad.sparse_dim() == static_cast<int64_t>(kept_dims.size()), op,
+                ": expected a sparse gradient with ", kept_dims.size(), " sparse dims");
+    const at::Tensor summed_grad = grad.coalesce();
+    const int64_t grad_nnz = summed_grad._nnz();
+    std::vector<int64_t> shape = summed_grad._values().sizes().vec();
+    shape[0] = nnz;
+    if (grad_nnz == 0 || nnz == 0) {
+      g = at::zeros(shape, summed_grad._values().options());
+    } else {
+      // Each entry looks its kept indices up among the gradient's (sorted).
+      const at::Tensor kept = at::tensor(kept_dims, indices.options().device(c10::kCPU)).to(indices.device());
+      const at::Tensor at_grad = linear_index(summed_grad._indices(), kept_sizes);
+      const at::Tensor wanted = linear_index(indices.index_select(0, kept), kept_sizes);
+      const at::Tensor position = at::searchsorted(at_grad, wanted).clamp_max(grad_nnz - 1);
+      std::vector<int64_t> mask_shape(shape.size(), 1);
+      mask_shape[0] = nnz;
+      const at::Tensor found = at_grad.index_select(0, position).eq(wanted).view(mask_shape);
+      const at::Tensor gathered = summed_grad._values().index_select(0, position);
+      g = gathered.masked_fill(found.logical_not(), 0);
+    }
+  }
+  for (int64_t d = sparse_dim; d < input.dim(); ++d) {
+    if (summed[d]) g = g.unsqueeze(d - sparse_dim + 1);
+  }
+  return make_sparse(input.sizes(), sparse_dim, indices.clone(), g.expand(input._values().sizes()).contiguous(), true);
 }
 
 }  // namespace torch_tpu::aten::sparse

@@ -33,4 +33,8 @@ at::Tensor& addmm_(at::Tensor& self, const at::Tensor& sparse, const at::Tensor&
 // `index`'s order (an index named twice selects its entries twice).
 at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& index);
 
+// The gradient of _sparse_sum(input, dims): each of input's entries takes
+// the gradient of the sum it went into.
+at::Tensor sum_backward(const at::Tensor& grad, const at::Tensor& input, at::IntArrayRef dims);
+
 }  // namespace torch_tpu::aten::sparse
