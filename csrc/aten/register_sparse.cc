@@ -7,9 +7,9 @@
 // function registered for both SparseCPU and SparseCUDA, built of ATen ops
 // on the indices and values (which then run on tpu): those are run here by
 // handing the call to the SparseCPU kernel. The kernels PyTorch writes per
-// device (coalescing, sums and products of sparse operands, sparse x dense
-// matrix products, index_select, the gradient of a sum) are tpu's own, in sparse_coo_ops.cc. Every
-// other sparse op is refused naming it.
+// device (coalescing, sums and products of sparse operands, matrix
+// products, softmax, index_select, the gradient of a sum) are tpu's own, in
+// sparse_coo_*.cc. Every other sparse op is refused naming it.
 //
 // Compressed tensors are refused when made: their constructors are
 // composite, so without the refusal one was made and then failed at every
@@ -29,7 +29,8 @@ namespace {
 
 // PyTorch 2.13's native_functions.yaml entries whose SparseCPU and
 // SparseCUDA kernels are one function, less the conversions to compressed
-// layouts.
+// layouts and sparse_mask / _sparse_mask_projection (whose kernels go
+// through a per-device stub when both operands are sparse).
 const std::initializer_list<const char*> kDeviceGenericCooKernels = {
     "abs", "abs_", "abs.out", "view_as_real", "view_as_complex", "sgn", "sgn_", "sgn.out", "conj_physical.out",
     "add.Tensor", "add_.Tensor", "asinh", "asinh_", "asinh.out", "atanh", "atanh_", "atanh.out", "asin", "asin_",
@@ -45,7 +46,7 @@ const std::initializer_list<const char*> kDeviceGenericCooKernels = {
     "trunc_", "trunc.out", "unsqueeze", "zeros.out", "native_norm", "native_norm.ScalarOpt_dim_dtype",
     "norm.ScalarOpt_dim_dtype", "norm.ScalarOpt_dim", "clone", "resize_as_sparse_", "zero_", "sub.out",
     "sub.Tensor", "sub_.Tensor", "_sparse_coo_tensor_with_dims", "_sparse_coo_tensor_with_dims_and_tensors",
-    "sparse_resize_", "sparse_resize_and_clear_", "sparse_mask", "_sparse_mask_projection", "_to_dense",
+    "sparse_resize_", "sparse_resize_and_clear_", "_to_dense",
     "sparse_dim", "_dimI", "dense_dim", "_dimV", "_nnz", "is_coalesced", "_indices", "_values", "_coalesced_",
     "indices", "values", "copy_sparse_to_sparse_", "_to_sparse.sparse_dim", "_to_sparse", "erfinv", "erfinv_",
     "erfinv.out", "sign", "sign_", "sign.out", "signbit", "signbit.out", "any", "pow.Tensor_Scalar_out",
@@ -88,7 +89,16 @@ TORCH_LIBRARY_IMPL(aten, SparsePrivateUse1, m) {
   m.impl("addmm.out", sparse::addmm_out);
   m.impl("addmm_", sparse::addmm_);
   m.impl("index_select", sparse::index_select);
+  m.impl("sparse_mask", sparse::sparse_mask);
+  m.impl("_sparse_mask_projection", sparse::mask_projection);
   m.impl("_sparse_sum_backward", sparse::sum_backward);
+  m.impl("bmm", sparse::bmm);
+  m.impl("bmm.out", sparse::bmm_out);
+  m.impl("_sparse_sparse_matmul", sparse::sparse_sparse_matmul);
+  m.impl("_sparse_softmax", sparse::softmax);
+  m.impl("_sparse_log_softmax", sparse::log_softmax);
+  m.impl("_sparse_softmax_backward_data", sparse::softmax_backward);
+  m.impl("_sparse_log_softmax_backward_data", sparse::log_softmax_backward);
   for (const char* op : {"_to_sparse_csr", "_to_sparse_csc", "_to_sparse_bsr", "_to_sparse_bsc"}) {
     m.impl(op, torch::CppFunction::makeFromBoxedFunction<&refuse_compressed>());
   }

@@ -21,6 +21,13 @@ at::Tensor& add_out(const at::Tensor& self, const at::Tensor& other, const at::S
 // operand's indices), and of two sparse tensors (their common indices).
 at::Tensor& mul_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out);
 
+// `self` (dense or sparse) at the entries of `mask`, zero where a sparse
+// self has none.
+at::Tensor sparse_mask(const at::Tensor& self, const at::Tensor& mask);
+// `mask`'s values at the entries of `self` (both sparse).
+at::Tensor mask_projection(const at::Tensor& self, const at::Tensor& mask, bool accumulate_matches);
+
+// Matrix products (sparse_coo_matmul.cc).
 // beta * self + alpha * (sparse [n, k] @ dense [k, m]).
 at::Tensor addmm(const at::Tensor& self, const at::Tensor& sparse, const at::Tensor& dense, const at::Scalar& beta,
                  const at::Scalar& alpha);
@@ -28,6 +35,19 @@ at::Tensor& addmm_out(const at::Tensor& self, const at::Tensor& sparse, const at
                       const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out);
 at::Tensor& addmm_(at::Tensor& self, const at::Tensor& sparse, const at::Tensor& dense, const at::Scalar& beta,
                    const at::Scalar& alpha);
+
+// sparse [b, n, k] @ dense [b, k, m] -> dense [b, n, m].
+at::Tensor bmm(const at::Tensor& sparse, const at::Tensor& dense);
+at::Tensor& bmm_out(const at::Tensor& sparse, const at::Tensor& dense, at::Tensor& out);
+// sparse [n, k] @ sparse [k, m] -> coalesced sparse [n, m].
+at::Tensor sparse_sparse_matmul(const at::Tensor& a, const at::Tensor& b);
+
+// softmax and log_softmax along `dim`, and their gradients (sparse_coo_softmax.cc).
+at::Tensor softmax(const at::Tensor& self, int64_t dim, bool half_to_float);
+at::Tensor log_softmax(const at::Tensor& self, int64_t dim, bool half_to_float);
+at::Tensor softmax_backward(const at::Tensor& grad, const at::Tensor& output, int64_t dim, const at::Tensor& self);
+at::Tensor log_softmax_backward(const at::Tensor& grad, const at::Tensor& output, int64_t dim,
+                                const at::Tensor& self);
 
 // The entries of `self` whose index along `dim` is one of `index`, in
 // `index`'s order (an index named twice selects its entries twice).
