@@ -576,6 +576,68 @@ def scenario_ddp() -> None:
     dist.destroy_process_group()
 
 
+class SparseTables(nn.Module):
+    """A DLRM-style model: an embedding bag with sparse gradients and a head."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.table = nn.EmbeddingBag(30, 8, mode="sum", sparse=True)
+        self.head = nn.Linear(8, 1)
+
+    def forward(self, ids, offsets):
+        return self.head(self.table(ids, offsets)).squeeze(1)
+
+
+def sparse_batches(steps: int):
+    """Per step, 4 bags of 3 ids per rank, and their targets."""
+    for step in range(steps):
+        g = torch.Generator().manual_seed(step)
+        yield torch.randint(0, 30, (4 * WORLD, 3), generator=g), torch.randn(4 * WORLD, generator=g)
+
+
+def scenario_sparse_ddp() -> None:
+    """Sparse COO tensors across ranks: all_reduce (SUM, AVG) of sparse tpu
+    tensors, and DDP over a model whose embedding gradients are sparse,
+    against the same model trained on CPU on the whole batch."""
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    init()
+    # Rank r holds entries at rows r and 2 of a [4, 3] matrix.
+    def sparse_of(rank):
+        indices = torch.tensor([[rank, 2], [0, 1]])
+        return torch.sparse_coo_tensor(indices, torch.tensor([1.0 + rank, 10.0 * (rank + 1)]), (4, 3))
+
+    expected = sum(sparse_of(r).to_dense() for r in range(WORLD))
+    for op, scale in ((dist.ReduceOp.SUM, 1), (dist.ReduceOp.AVG, WORLD)):
+        t = sparse_of(RANK).to("tpu")
+        dist.all_reduce(t, op=op)
+        if not t.is_sparse or t.device.type != "tpu":
+            raise AssertionError(f"all_reduce of a sparse tensor gave {t.layout} on {t.device}")
+        check(t.to_dense(), expected / scale, f"sparse all_reduce {op}", atol=1e-6)
+
+    model = SparseTables()
+    reference = copy.deepcopy(model)
+    ref_opt = torch.optim.SGD(reference.parameters(), lr=0.1)
+    ddp = DDP(copy.deepcopy(model).to("tpu"))
+    optimizer = torch.optim.SGD(ddp.parameters(), lr=0.1)
+    for ids, y in sparse_batches(3):
+        offsets = torch.arange(4 * WORLD) * 3
+        nn.functional.mse_loss(reference(ids.flatten(), offsets), y).backward()
+        ref_opt.step()
+        ref_opt.zero_grad()
+        mine = ids.chunk(WORLD)[RANK]
+        out = ddp(mine.flatten().to("tpu"), (torch.arange(4) * 3).to("tpu"))
+        nn.functional.mse_loss(out, y.chunk(WORLD)[RANK].to("tpu")).backward()
+        if not ddp.module.table.weight.grad.is_sparse:
+            raise AssertionError("DDP's embedding gradient is not sparse")
+        optimizer.step()
+        optimizer.zero_grad()
+    for (name, p), q in zip(ddp.module.named_parameters(), reference.parameters()):
+        check(p, q.detach(), f"DDP (sparse gradients) parameter {name}", atol=2e-6)
+    dist.destroy_process_group()
+
+
 def scenario_sync_batch_norm() -> None:
     """nn.SyncBatchNorm under DDP, each rank holding a share of the batch,
     against BatchNorm on CPU over the whole batch: outputs, input and

@@ -60,7 +60,7 @@ def run_scenario(name: str, tmp_path: Path, world_size: int = 2, **env_vars: str
 
 @pytest.mark.parametrize("scenario", [
     "collectives", "errors", "fused_mode", "ddp", "sync_batch_norm", "fsdp2", "tensor_parallel", "compiled",
-    "bound_device", "transformers_sets_up", "accelerate", "accelerate_fsdp2", "trainer", "pipelining",
+    "bound_device", "transformers_sets_up", "accelerate", "accelerate_fsdp2", "trainer", "pipelining", "sparse_ddp",
 ])
 def test_scenario(scenario, tmp_path):
     run_scenario(scenario, tmp_path)

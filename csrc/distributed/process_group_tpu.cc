@@ -346,6 +346,30 @@ c10::intrusive_ptr<Work> ProcessGroupTPU::allreduce(
   return done(tensors, OpType::ALLREDUCE);
 }
 
+c10::intrusive_ptr<Work> ProcessGroupTPU::allreduce_sparse(
+    TensorList& tensors, const c10d::AllreduceOptions& opts) {
+  if (!any_on_tpu(tensors)) return on_host([&] { return host_->allreduce_sparse(tensors, opts); });
+  const auto op = opts.reduceOp.op_;
+  TORCH_CHECK_VALUE(op == ReduceOp::SUM || op == ReduceOp::AVG, "tpu backend: all_reduce of sparse tensors "
+                    "supports ReduceOp.SUM and ReduceOp.AVG (as gloo does SUM), got ", reduce_op_name(op));
+  BelowAutograd guard;
+  TensorList hosts;
+  hosts.reserve(tensors.size());
+  for (const auto& t : tensors) {
+    TORCH_CHECK_VALUE(t.is_sparse(), "tpu backend: all_reduce: expected sparse COO tensors, got ", t.layout());
+    hosts.push_back(t.to(at::kCPU, /*non_blocking=*/false, /*copy=*/true));
+  }
+  c10d::AllreduceOptions host_opts = opts;
+  host_opts.reduceOp = ReduceOp::SUM;
+  // gloo writes each rank's sum into the host tensors.
+  on_host([&] { return host_->allreduce_sparse(hosts, host_opts); })->wait();
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (op == ReduceOp::AVG) hosts[i] = hosts[i].div(getSize());
+    tensors[i].copy_(hosts[i]);
+  }
+  return done(tensors, OpType::ALLREDUCE);
+}
+
 c10::intrusive_ptr<Work> ProcessGroupTPU::allreduce_coalesced(
     TensorList& tensors, const c10d::AllreduceCoalescedOptions& opts) {
   // One all-reduce per tensor, each finished before the next (those of CPU

@@ -47,6 +47,11 @@ class ProcessGroupTPU : public c10d::Backend {
   c10::intrusive_ptr<c10d::Work> allreduce(
       std::vector<at::Tensor>& tensors,
       const c10d::AllreduceOptions& opts) override;
+  // Sparse COO tensors (DDP's sparse embedding gradients): gathered and
+  // summed on the host by gloo, the result coalesced.
+  c10::intrusive_ptr<c10d::Work> allreduce_sparse(
+      std::vector<at::Tensor>& tensors,
+      const c10d::AllreduceOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> allreduce_coalesced(
       std::vector<at::Tensor>& tensors,
       const c10d::AllreduceCoalescedOptions& opts) override;
