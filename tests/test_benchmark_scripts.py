@@ -64,3 +64,14 @@ def test_transfers_prints_every_copy_per_size():
     rows = re.findall(r"^\s*([\d.]+) (.+?)\s+([\d.]+)\s+([\d.]+)$", out.stdout, re.M)
     assert len(rows) == 10, out.stdout
     assert all(float(ms) > 0 for _, _, ms, _ in rows), out.stdout
+
+
+def test_sparse_embedding_prints_a_row_per_mode():
+    script = os.path.join(ROOT, "benchmarks", "sparse_embedding.py")
+    out = subprocess.run([sys.executable, script, "--rows", "500", "--bags", "8", "--steps", "1", "--warmup", "1",
+                          "--rounds", "1", "--modes", "cpu-sparse", "strict-dense", "strict-sparse"],
+                         capture_output=True, text=True, timeout=600, env=dict(os.environ, PYTHONWARNINGS="ignore"))
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    rows = dict(re.findall(r"^(\S+-\S+)\s+[\d.]+\s+[\d.]+-[\d.]+\s+([\d.]+)x$", out.stdout, re.M))
+    assert set(rows) == {"cpu-sparse", "strict-dense", "strict-sparse"}, out.stdout
+    assert rows["strict-dense"] == "1.00", out.stdout

@@ -320,3 +320,20 @@ def test_sum_gradient(mode, shape, dense, dims):
     weighted_sum(cpu).backward()
     weighted_sum(tpu).backward()
     assert_sparse_equal(tpu.grad, cpu.grad)
+
+
+def test_compiled_model_with_sparse_gradients():
+    cpu, tpu = pair(lambda: nn.EmbeddingBag(50, 4, mode="sum", sparse=True))
+    compiled = torch.compile(tpu, backend="tpu")
+    cpu_opt, tpu_opt = torch.optim.SGD(cpu.parameters(), lr=0.1), torch.optim.SGD(tpu.parameters(), lr=0.1)
+    g = torch.Generator().manual_seed(0)
+    for _ in range(3):
+        ids, offsets = torch.randint(0, 50, (12,), generator=g), torch.tensor([0, 4, 8])
+        cpu(ids, offsets).pow(2).sum().backward()
+        compiled(ids.to(TPU), offsets.to(TPU)).pow(2).sum().backward()
+        assert tpu.weight.grad.is_sparse
+        cpu_opt.step()
+        tpu_opt.step()
+        cpu_opt.zero_grad()
+        tpu_opt.zero_grad()
+    torch.testing.assert_close(tpu.weight.detach().cpu(), cpu.weight.detach())

@@ -68,6 +68,12 @@ at::Tensor& add_out(const at::Tensor& self, const at::Tensor& other, const at::S
   if (!self.is_sparse()) {
     TORCH_CHECK(!out.is_sparse(), op, ": the sum of a dense and a sparse tensor is dense, got a sparse out=");
     const at::Tensor linear = linear_index(other._indices(), other.sizes().slice(0, sparse_dim));
+    if (out.is_same(self) && self.is_contiguous() && self.scalar_type() == dtype) {
+      // dense.add_(sparse), an optimizer's step: only the touched rows are
+      // written (through a view of the table), not a new table.
+      rows_of(out, sparse_dim).index_add_(0, linear, other._values().to(dtype), alpha);
+      return out;
+    }
     const at::Tensor sum = rows_of(self.to(dtype), sparse_dim).index_add(0, linear, other._values().to(dtype), alpha);
     out.resize_(self.sizes());
     out.copy_(sum.view(self.sizes()));
