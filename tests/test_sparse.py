@@ -337,3 +337,22 @@ def test_compiled_model_with_sparse_gradients():
         cpu_opt.zero_grad()
         tpu_opt.zero_grad()
     torch.testing.assert_close(tpu.weight.detach().cpu(), cpu.weight.detach())
+
+
+@pytest.mark.skipif(torch.tpu.device_count() < 2, reason="needs two tpu devices")
+def test_results_stay_on_the_operands_device():
+    # tpu:1 while tpu:0 is current: results are made on their operands' device.
+    s = matrix()
+    t = s.to("tpu:1")
+    for name, fn in {"add": lambda x: x + x, "coalesce": lambda x: x.coalesce(), "mul": lambda x: x * x,
+                     "softmax": lambda x: torch.sparse.softmax(x, 1), "to_sparse": lambda x: x.to_dense().to_sparse(),
+                     "zeros": lambda x: torch.zeros(5, 7, layout=torch.sparse_coo, device=x.device)}.items():
+        got = fn(t)
+        assert {got.device, got._indices().device, got._values().device} == {torch.device("tpu:1")}, name
+        torch.testing.assert_close(got.cpu().to_dense(), fn(s).to_dense(), msg=name)
+    cpu, tpu = pair(lambda: nn.EmbeddingBag(10, 3, sparse=True))
+    tpu.to("tpu:1")
+    tpu(torch.tensor([1, 2, 3], device="tpu:1"), torch.tensor([0, 1], device="tpu:1")).sum().backward()
+    cpu(torch.tensor([1, 2, 3]), torch.tensor([0, 1])).sum().backward()
+    assert tpu.weight.grad.device == torch.device("tpu:1")
+    torch.testing.assert_close(tpu.weight.grad.cpu().to_dense(), cpu.weight.grad.to_dense())

@@ -16,10 +16,12 @@
 // use with messages such as "values expected sparse tensor layout but got
 // SparseCsr".
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/core/DeviceGuard.h>
 #include <c10/util/Exception.h>
 #include <torch/library.h>
 
 #include <initializer_list>
+#include <optional>
 
 #include "aten/fallback.h"
 #include "aten/sparse_coo_ops.h"
@@ -52,13 +54,41 @@ const std::initializer_list<const char*> kDeviceGenericCooKernels = {
     "erfinv.out", "sign", "sign_", "sign.out", "signbit", "signbit.out", "any", "pow.Tensor_Scalar_out",
     "pow.Tensor_Scalar", "isinf", "isposinf", "isposinf.out", "isneginf", "isneginf.out"};
 
+// The tpu device an op works on: its first tpu tensor argument's, else its
+// device argument's (a factory's), as PyTorch's generated CUDA kernels
+// choose the device they guard. A CPU kernel sets no guard, and sparse
+// tensors are made on the current device.
+std::optional<c10::Device> device_of_arguments(const c10::OperatorHandle& op, const torch::jit::Stack& stack) {
+  const size_t count = op.schema().arguments().size();
+  std::optional<c10::Device> device_argument;
+  for (size_t i = stack.size() - count; i < stack.size(); ++i) {
+    const c10::IValue& value = stack[i];
+    if (value.isTensor()) {
+      const at::Tensor& t = value.toTensor();
+      if (t.defined() && t.device().is_privateuseone()) return t.device();
+    } else if (value.isTensorList()) {
+      for (const at::Tensor& t : value.toTensorList().vec()) {
+        if (t.defined() && t.device().is_privateuseone()) return t.device();
+      }
+    } else if (value.isDevice() && value.toDevice().is_privateuseone() && !device_argument) {
+      device_argument = value.toDevice();
+    }
+  }
+  return device_argument;
+}
+
+void redispatch_on_device(const c10::OperatorHandle& op, torch::jit::Stack* stack, c10::DispatchKey key) {
+  const c10::OptionalDeviceGuard guard(device_of_arguments(op, *stack));
+  op.redispatchBoxed(c10::DispatchKeySet(key), stack);
+}
+
 void run_device_generic_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack* stack) {
-  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::SparseCPU), stack);
+  redispatch_on_device(op, stack, c10::DispatchKey::SparseCPU);
 }
 
 // dense -> COO: CPU's kernel finds the nonzeros with ATen ops.
 void run_dense_to_sparse_kernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack* stack) {
-  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+  redispatch_on_device(op, stack, c10::DispatchKey::CPU);
 }
 
 void refuse_sparse(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack*) {

@@ -1,6 +1,7 @@
 // Matrix products with sparse COO tpu operands: sparse x dense (addmm and
 // what PyTorch builds on it: mm, mv, torch.sparse.mm), batched sparse x
 // dense (bmm), and sparse x sparse.
+#include <ATen/DeviceGuard.h>
 #include <ATen/ops/_unique2.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/zeros.h>
@@ -41,6 +42,7 @@ at::Tensor sparse_times_dense(const char* op, const at::Tensor& sparse, const at
 at::Tensor addmm(const at::Tensor& self, const at::Tensor& sparse, const at::Tensor& dense, const at::Scalar& beta,
                  const at::Scalar& alpha) {
   const char* op = "aten::addmm";
+  const at::OptionalDeviceGuard guard(at::device_of(sparse));
   at::Tensor product = sparse_times_dense(op, sparse, dense);
   TORCH_CHECK(self.scalar_type() == product.scalar_type(), op, ": expected self and mat2 to have the same dtype, got ",
               self.scalar_type(), " and ", product.scalar_type());
@@ -68,6 +70,7 @@ at::Tensor& addmm_(at::Tensor& self, const at::Tensor& sparse, const at::Tensor&
 }
 
 at::Tensor bmm(const at::Tensor& sparse, const at::Tensor& dense) {
+  const at::OptionalDeviceGuard guard(at::device_of(sparse));
   const char* op = "aten::bmm";
   check_operands(op, sparse, dense, 3);
   TORCH_CHECK(!dense.is_sparse(), op, ": expected a dense second operand");
@@ -91,6 +94,7 @@ at::Tensor& bmm_out(const at::Tensor& sparse, const at::Tensor& dense, at::Tenso
 }
 
 at::Tensor sparse_sparse_matmul(const at::Tensor& a_in, const at::Tensor& b_in) {
+  const at::OptionalDeviceGuard guard(at::device_of(a_in));
   const char* op = "aten::_sparse_sparse_matmul";
   check_operands(op, a_in, b_in, 2);
   TORCH_CHECK(b_in.is_sparse() && b_in.sparse_dim() == 2 && b_in.dense_dim() == 0, op,

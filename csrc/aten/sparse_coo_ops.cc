@@ -3,6 +3,7 @@
 #include "aten/sparse_coo_ops.h"
 
 #include <ATen/ExpandUtils.h>
+#include <ATen/DeviceGuard.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/ops/_unique2.h>
 #include <ATen/ops/cat.h>
@@ -43,6 +44,7 @@ void check_same_sparse_dims(const char* op, const at::Tensor& a, const at::Tenso
 }  // namespace
 
 at::Tensor coalesce(const at::Tensor& self) {
+  const at::OptionalDeviceGuard guard(at::device_of(self));
   const int64_t sparse_dim = self.sparse_dim(), nnz = self._nnz();
   if (nnz < 2) {
     at::Tensor copy = self.clone();
@@ -60,6 +62,7 @@ at::Tensor coalesce(const at::Tensor& self) {
 }
 
 at::Tensor& add_out(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, at::Tensor& out) {
+  const at::OptionalDeviceGuard guard(at::device_of(other));
   const char* op = "aten::add";
   TORCH_CHECK(other.is_sparse(), op, ": add(sparse, dense) is not supported; use add(dense, sparse) instead");
   check_same_sizes(op, self, other);
@@ -90,6 +93,7 @@ at::Tensor& add_out(const at::Tensor& self, const at::Tensor& other, const at::S
 }
 
 at::Tensor& mul_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  const at::OptionalDeviceGuard guard(at::device_of(out));
   const char* op = "aten::mul";
   TORCH_CHECK(out.is_sparse(), op, ": a product with a sparse tensor is sparse, got a dense out=");
   const at::ScalarType dtype = result_dtype(op, self, other, out);
@@ -130,6 +134,7 @@ at::Tensor& mul_out(const at::Tensor& self, const at::Tensor& other, at::Tensor&
 }
 
 at::Tensor sparse_mask(const at::Tensor& self, const at::Tensor& mask) {
+  const at::OptionalDeviceGuard guard(at::device_of(mask));
   const char* op = "aten::sparse_mask";
   TORCH_CHECK(mask.is_sparse(), op, ": expected a sparse COO mask");
   TORCH_CHECK(self.sizes().equals(mask.sizes()), op, ": expected self and mask to have the same size, got ",
@@ -148,6 +153,7 @@ at::Tensor sparse_mask(const at::Tensor& self, const at::Tensor& mask) {
 }
 
 at::Tensor mask_projection(const at::Tensor& self, const at::Tensor& mask, bool) {
+  const at::OptionalDeviceGuard guard(at::device_of(self));
   // self's entries take mask's values at their indices (mask's repeated
   // indices summed, as accumulate_matches asks; without it CPU takes one of
   // them), zero where mask has none.
@@ -164,6 +170,7 @@ at::Tensor mask_projection(const at::Tensor& self, const at::Tensor& mask, bool)
 }
 
 at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& index) {
+  const at::OptionalDeviceGuard guard(at::device_of(self));
   const char* op = "aten::index_select";
   dim = at::maybe_wrap_dim(dim, self.dim());
   TORCH_CHECK(index.dim() <= 1, op, ": index must be a vector, got ", index.dim(), " dims");
@@ -192,6 +199,7 @@ at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& i
 }
 
 at::Tensor sum_backward(const at::Tensor& grad, const at::Tensor& input_in, at::IntArrayRef dims) {
+  const at::OptionalDeviceGuard guard(at::device_of(input_in));
   const char* op = "aten::_sparse_sum_backward";
   TORCH_CHECK(input_in.is_sparse(), op, ": expected a sparse input");
   const at::Tensor input = input_in.coalesce();

@@ -2,6 +2,7 @@
 // Along a sparse dim, a line is the entries that share every other sparse
 // index; the line's missing entries count as -inf (they stay missing in the
 // result). Along a dense dim it is the dense softmax of the values.
+#include <ATen/DeviceGuard.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/ops/_log_softmax.h>
 #include <ATen/ops/_log_softmax_backward_data.h>
@@ -70,6 +71,7 @@ int64_t checked_dim(const char* op, const at::Tensor& input, int64_t dim, bool h
 }
 
 at::Tensor softmax_impl(const char* op, const at::Tensor& self, int64_t dim, bool half_to_float, bool log) {
+  const at::OptionalDeviceGuard guard(at::device_of(self));
   dim = checked_dim(op, self, dim, half_to_float);
   const at::Tensor input = self.coalesce();
   const int64_t sparse_dim = input.sparse_dim();
@@ -101,6 +103,7 @@ at::Tensor grad_values(const at::Tensor& grad, const at::Tensor& output) {
 
 at::Tensor softmax_backward_impl(const char* op, const at::Tensor& grad, const at::Tensor& output_in, int64_t dim,
                                  bool log) {
+  const at::OptionalDeviceGuard guard(at::device_of(output_in));
   dim = checked_dim(op, output_in, dim, false);
   TORCH_CHECK(grad.sizes().equals(output_in.sizes()), op, ": expected the gradient of size ", output_in.sizes(),
               ", got ", grad.sizes());
