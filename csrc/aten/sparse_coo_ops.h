@@ -3,7 +3,9 @@
 // PyTorch's SparseTensorImpl over two dense tpu tensors, its indices
 // [sparse_dim, nnz] and values [nnz, *dense_sizes]: each kernel here is a
 // few dense ATen ops on those, so it runs through the ordinary tpu
-// lowerings in every eager mode.
+// lowerings in every eager mode. Defined in sparse_coo_ops.cc (below, up to
+// the matrix products), sparse_coo_matmul.cc and sparse_coo_softmax.cc;
+// registered in register_sparse.cc.
 #pragma once
 
 #include <ATen/core/Tensor.h>
