@@ -37,6 +37,13 @@ at::Tensor sparse_times_dense(const char* op, const at::Tensor& sparse, const at
   return at::zeros({sparse.size(0), dense.size(1)}, dense.options()).index_add_(0, indices.select(0, 0), rows);
 }
 
+// The out= forms: the dense result written into `out`.
+at::Tensor& write_into(at::Tensor& out, const at::Tensor& result) {
+  out.resize_(result.sizes());
+  out.copy_(result);
+  return out;
+}
+
 }  // namespace
 
 at::Tensor addmm(const at::Tensor& self, const at::Tensor& sparse, const at::Tensor& dense, const at::Scalar& beta,
@@ -54,10 +61,7 @@ at::Tensor addmm(const at::Tensor& self, const at::Tensor& sparse, const at::Ten
 
 at::Tensor& addmm_out(const at::Tensor& self, const at::Tensor& sparse, const at::Tensor& dense,
                       const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out) {
-  const at::Tensor result = sparse::addmm(self, sparse, dense, beta, alpha);
-  out.resize_(result.sizes());
-  out.copy_(result);
-  return out;
+  return write_into(out, sparse::addmm(self, sparse, dense, beta, alpha));
 }
 
 at::Tensor& addmm_(at::Tensor& self, const at::Tensor& sparse, const at::Tensor& dense, const at::Scalar& beta,
@@ -87,10 +91,7 @@ at::Tensor bmm(const at::Tensor& sparse, const at::Tensor& dense) {
 }
 
 at::Tensor& bmm_out(const at::Tensor& sparse, const at::Tensor& dense, at::Tensor& out) {
-  const at::Tensor result = sparse::bmm(sparse, dense);
-  out.resize_(result.sizes());
-  out.copy_(result);
-  return out;
+  return write_into(out, sparse::bmm(sparse, dense));
 }
 
 at::Tensor sparse_sparse_matmul(const at::Tensor& a_in, const at::Tensor& b_in) {
