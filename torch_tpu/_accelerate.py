@@ -83,9 +83,8 @@ def _get_max_memory(original, max_memory=None):
 
 def _patch_modeling(modeling) -> None:
     logging.getLogger(modeling.__name__).addFilter(_TpuIndicesAvailable())
-    original = _after_import.wrap(modeling, "get_max_memory", _get_max_memory)
-    if original is not None:  # accelerate.utils, transformers and diffusers copy it
-        _after_import.rebind(original, modeling.get_max_memory)
+    # accelerate.utils, transformers and diffusers copy it.
+    _after_import.wrap(modeling, "get_max_memory", _get_max_memory, copies=True)
 
 
 def _patch_state(state) -> None:

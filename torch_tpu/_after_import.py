@@ -104,11 +104,13 @@ def rebind(original, replacement) -> None:
                 setattr(module, name, replacement)
 
 
-def wrap(owner, name: str, tpu_version: Callable) -> Callable | None:
+def wrap(owner, name: str, tpu_version: Callable, copies: bool = False) -> Callable | None:
     """Replaces ``owner.name`` (a module's function or a class's method) by
     one that calls ``tpu_version(original, *args, **kwargs)``, keeping the
-    original's name, docstring and signature. Wrapping twice is a no-op.
-    Returns the original, or None when it was wrapped already."""
+    original's name, docstring and signature. With ``copies``, other
+    modules' names for the original are rebound too (rebind()). Wrapping
+    twice is a no-op. Returns the original, or None when it was wrapped
+    already."""
     original = getattr(owner, name)
     if getattr(original, "_torch_tpu", False):
         return None
@@ -119,4 +121,6 @@ def wrap(owner, name: str, tpu_version: Callable) -> Callable | None:
 
     wrapper._torch_tpu = True
     setattr(owner, name, wrapper)
+    if copies:
+        rebind(original, wrapper)
     return original

@@ -81,9 +81,7 @@ def _patch_accelerate(checkpointing) -> None:
     # accelerate.accelerator copies both at its import, right after this runs.
     for name, tpu_version in (("save_accelerator_state", _save_accelerator_state),
                               ("load_accelerator_state", _load_accelerator_state)):
-        original = _after_import.wrap(checkpointing, name, tpu_version)
-        if original is not None:
-            _after_import.rebind(original, getattr(checkpointing, name))
+        _after_import.wrap(checkpointing, name, tpu_version, copies=True)
 
 
 def install() -> None:

@@ -37,13 +37,6 @@ at::Tensor sparse_times_dense(const char* op, const at::Tensor& sparse, const at
   return at::zeros({sparse.size(0), dense.size(1)}, dense.options()).index_add_(0, indices.select(0, 0), rows);
 }
 
-// The out= forms: the dense result written into `out`.
-at::Tensor& write_into(at::Tensor& out, const at::Tensor& result) {
-  out.resize_(result.sizes());
-  out.copy_(result);
-  return out;
-}
-
 }  // namespace
 
 at::Tensor addmm(const at::Tensor& self, const at::Tensor& sparse, const at::Tensor& dense, const at::Scalar& beta,

@@ -10,7 +10,6 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/result_type.h>
 #include <ATen/ops/searchsorted.h>
-#include <ATen/ops/tensor.h>
 #include <ATen/ops/zeros.h>
 #include <c10/core/ScalarType.h>
 #include <c10/util/Exception.h>
@@ -78,9 +77,7 @@ at::Tensor& add_out(const at::Tensor& self, const at::Tensor& other, const at::S
       return out;
     }
     const at::Tensor sum = rows_of(self.to(dtype), sparse_dim).index_add(0, linear, other._values().to(dtype), alpha);
-    out.resize_(self.sizes());
-    out.copy_(sum.view(self.sizes()));
-    return out;
+    return write_into(out, sum.view(self.sizes()));
   }
   TORCH_CHECK(out.is_sparse(), op, ": the sum of two sparse tensors is sparse, got a dense out=");
   check_same_sparse_dims(op, self, other);
@@ -223,8 +220,7 @@ at::Tensor sum_backward(const at::Tensor& grad, const at::Tensor& input_in, at::
   } else {
     TORCH_CHECK(grad.is_sparse() && grad.sparse_dim() == static_cast<int64_t>(kept_dims.size()), op,
                 ": expected a sparse gradient with ", kept_dims.size(), " sparse dims");
-    const at::Tensor kept = at::tensor(kept_dims, indices.options().device(c10::kCPU)).to(indices.device());
-    g = values_at(grad.coalesce(), linear_index(indices.index_select(0, kept), kept_sizes), kept_sizes);
+    g = values_at(grad.coalesce(), linear_index_over(input, kept_dims), kept_sizes);
   }
   for (int64_t d = sparse_dim; d < input.dim(); ++d) {
     if (summed[d]) g = g.unsqueeze(d - sparse_dim + 1);

@@ -31,17 +31,12 @@ struct Lines {
 };
 
 Lines lines_along(const at::Tensor& input, int64_t dim) {
-  std::vector<int64_t> other_sizes;
-  std::vector<at::Tensor> other_rows;
+  std::vector<int64_t> other_dims;
   for (int64_t d = 0; d < input.sparse_dim(); ++d) {
-    if (d == dim) continue;
-    other_sizes.push_back(input.size(d));
-    other_rows.push_back(input._indices().select(0, d));
+    if (d != dim) other_dims.push_back(d);
   }
-  if (other_rows.empty()) return {at::zeros({input._nnz()}, input._indices().options()), 1};
-  at::Tensor key = other_rows[0];
-  for (size_t d = 1; d < other_rows.size(); ++d) key = key.mul(other_sizes[d]).add(other_rows[d]);
-  auto [unique, inverse, counts] = at::_unique2(key, /*sorted=*/true, /*return_inverse=*/true, false);
+  auto [unique, inverse, counts] = at::_unique2(linear_index_over(input, other_dims), /*sorted=*/true,
+                                                /*return_inverse=*/true, false);
   return {inverse, unique.size(0)};
 }
 

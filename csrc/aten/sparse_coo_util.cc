@@ -22,6 +22,14 @@ at::Tensor linear_index(const at::Tensor& indices, at::IntArrayRef sparse_sizes)
   return linear;
 }
 
+at::Tensor linear_index_over(const at::Tensor& sparse, at::IntArrayRef dims) {
+  const at::Tensor indices = sparse._indices();
+  if (dims.empty()) return at::zeros({indices.size(1)}, indices.options());
+  at::Tensor linear = indices.select(0, dims[0]);
+  for (size_t i = 1; i < dims.size(); ++i) linear = linear.mul(sparse.size(dims[i])).add(indices.select(0, dims[i]));
+  return linear;
+}
+
 at::Tensor indices_of_linear(const at::Tensor& linear, at::IntArrayRef sparse_sizes) {
   const int64_t sparse_dim = static_cast<int64_t>(sparse_sizes.size());
   if (sparse_dim == 0) return at::empty({0, linear.size(0)}, linear.options());
@@ -54,6 +62,12 @@ at::Tensor& assign(at::Tensor& out, const at::Tensor& result) {
   impl->raw_resize_(result.sparse_dim(), result.dense_dim(), result.sizes());
   impl->set_indices_and_values_unsafe(result._indices(), result._values().to(out.scalar_type()));
   impl->set_coalesced(result.is_coalesced());
+  return out;
+}
+
+at::Tensor& write_into(at::Tensor& out, const at::Tensor& result) {
+  out.resize_(result.sizes());
+  out.copy_(result);
   return out;
 }
 

@@ -11,7 +11,10 @@ namespace torch_tpu::aten::sparse {
 // Each entry's position in the row-major order of the given sparse sizes:
 // indices [len(sparse_sizes), nnz] -> [nnz]. Coalesced tensors are sorted by it.
 at::Tensor linear_index(const at::Tensor& indices, at::IntArrayRef sparse_sizes);
-// The inverse: [n] -> [len(sparse_sizes), n].
+// Each entry of the sparse tensor `sparse` numbered over only the sparse
+// dims `dims` (ascending): entries that agree on those dims get one number.
+at::Tensor linear_index_over(const at::Tensor& sparse, at::IntArrayRef dims);
+// The inverse of linear_index: [n] -> [len(sparse_sizes), n].
 at::Tensor indices_of_linear(const at::Tensor& linear, at::IntArrayRef sparse_sizes);
 
 // The dense tensor `t`, of a sparse tensor's shape, as [rows of the first
@@ -23,6 +26,8 @@ at::Tensor make_sparse(at::IntArrayRef sizes, int64_t sparse_dim, const at::Tens
 
 // Makes the sparse tensor `out` hold `result` (out= and in-place forms).
 at::Tensor& assign(at::Tensor& out, const at::Tensor& result);
+// The same for a dense `out` and dense `result`.
+at::Tensor& write_into(at::Tensor& out, const at::Tensor& result);
 
 // Every pair (i, p) with sorted[p] == queries[i], ordered by i then p, as
 // two index vectors: each query expanded into its run of equal keys.
