@@ -24,7 +24,8 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def run_scenario(name: str, tmp_path: Path, world_size: int = 2, **env_vars: str) -> None:
+def run_scenario(name: str, tmp_path: Path, world_size: int = 2, worker: Path = WORKER,
+                 **env_vars: str) -> None:
     env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()),
                PYTHONWARNINGS="ignore::FutureWarning", TORCH_TPU_TEST_DIR=str(tmp_path),
                **env_vars)
@@ -35,7 +36,7 @@ def run_scenario(name: str, tmp_path: Path, world_size: int = 2, **env_vars: str
     for rank, log in enumerate(logs):
         with open(log, "w") as out:
             procs.append(subprocess.Popen(
-                [sys.executable, str(WORKER), name, str(rank), str(world_size)],
+                [sys.executable, str(worker), name, str(rank), str(world_size)],
                 cwd=tmp_path, env=env, stdout=out, stderr=subprocess.STDOUT,
             ))
     deadline = time.monotonic() + TIMEOUT_S

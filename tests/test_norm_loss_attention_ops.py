@@ -394,6 +394,24 @@ def test_sdpa_picks_the_fused_kernel():
         torch.testing.assert_close(out.cpu(), F.scaled_dot_product_attention(q.cpu(), k.cpu(), v.cpu()))
 
 
+@pytest.mark.parametrize("shape", [(2, 3, 5, 4), (3, 5, 4)], ids=["4d", "3d"])
+def test_fused_attention_outputs_are_those_of_its_shape_function(shape):
+    # DTensor's sharding rules and torch.compile's fake tensors both go by
+    # PyTorch's shape function: no cumulative sequence lengths or debug mask
+    # (None), a 0-dim seed and offset, a [B, H, L] logsumexp.
+    op = torch.ops.aten._scaled_dot_product_fused_attention_overrideable
+    q = make(shape, torch.float32)
+    got = op(to_tpu(q), to_tpu(q), to_tpu(q))
+    with torch._subclasses.FakeTensorMode():
+        fake = op(*(torch.empty(shape, device="tpu") for _ in range(3)))
+    assert len(got) == len(fake)
+    for i, (g, f) in enumerate(zip(got, fake)):
+        if isinstance(f, torch.Tensor):
+            assert (g.shape, g.dtype) == (f.shape, f.dtype), i
+        else:
+            assert g == f, i
+
+
 @pytest.mark.parametrize(
     "dtype,causal,backend",
     [(torch.float32, False, SDPBackend.OVERRIDEABLE), (torch.float32, True, SDPBackend.OVERRIDEABLE),

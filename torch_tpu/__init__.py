@@ -71,6 +71,10 @@ from torch_tpu import _flex_attention  # noqa: E402
 
 _flex_attention.install()
 
+from torch_tpu import _dtensor_attention  # noqa: E402
+
+_dtensor_attention.install()
+
 from torch_tpu import _multiprocessing  # noqa: E402
 
 _multiprocessing.install()

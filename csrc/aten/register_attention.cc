@@ -179,11 +179,14 @@ fused_attention(const at::Tensor& query, const at::Tensor& key, const at::Tensor
   // (a transposed [B, L, H, E] query gives an output that transposes back to
   // a contiguous tensor, which captured graphs then view).
   at::Tensor output = in_layout_of(query.dim() == 3 ? out.at(0).squeeze(0) : out.at(0), query);
-  auto empty = [&](at::ScalarType t) { return at::empty({0}, query.options().dtype(t)); };
+  // As PyTorch's shape function: no cumulative sequence lengths (the inputs
+  // are not nested) and no debug mask, so those outputs are undefined; the
+  // seed and offset are 0-dim. DTensor's sharding rules rely on this (an
+  // output without a placement must be undefined or 0-dim).
   auto seed = at::empty({}, query.options().dtype(at::kLong));
   auto offset = at::empty({}, query.options().dtype(at::kLong));
-  return {output, out.at(1), empty(at::kInt), empty(at::kInt), c10::SymInt(query.size(-2)),
-          c10::SymInt(key.size(-2)), seed, offset, empty(query.scalar_type())};
+  return {output, out.at(1), at::Tensor(), at::Tensor(), c10::SymInt(query.size(-2)),
+          c10::SymInt(key.size(-2)), seed, offset, at::Tensor()};
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backward(
