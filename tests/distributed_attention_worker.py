@@ -156,7 +156,7 @@ def scenario_context_parallel() -> None:
     blocks around; the loss and the gradients (summed over ranks) of an
     attention block against the whole sequence on CPU, causal with and
     without load balancing, both rotation methods, non-causal, grouped-query,
-    and a mask refused by name."""
+    compiled with backend="tpu", and a mask refused by name."""
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor.experimental import context_parallel
     from torch.distributed.tensor.experimental._attention import _cp_options, set_rotate_method
@@ -164,13 +164,14 @@ def scenario_context_parallel() -> None:
     init()
     mesh = init_device_mesh("tpu", (WORLD,))
     cases = [
-        ("causal, load-balanced", dict(), True, "alltoall"),
-        ("causal, in order", dict(), False, "alltoall"),
-        ("causal, all-gather rotation", dict(), True, "allgather"),
-        ("non-causal", dict(causal=False), False, "alltoall"),
-        ("grouped-query, causal", dict(heads=4, kv_heads=2), True, "alltoall"),
+        ("causal, load-balanced", dict(), True, "alltoall", False),
+        ("causal, in order", dict(), False, "alltoall", False),
+        ("causal, all-gather rotation", dict(), True, "allgather", False),
+        ("non-causal", dict(causal=False), False, "alltoall", False),
+        ("grouped-query, causal", dict(heads=4, kv_heads=2), True, "alltoall", False),
+        ("compiled, causal", dict(), True, "alltoall", True),
     ]
-    for seed, (name, model_args, balance, rotation) in enumerate(cases):
+    for seed, (name, model_args, balance, rotation, compiled) in enumerate(cases):
         torch.manual_seed(seed)
         model = Attention(**model_args)
         x, y = randn(2, 16, 16, seed=100 + seed), randn(2, 16, 16, seed=200 + seed)
@@ -182,10 +183,11 @@ def scenario_context_parallel() -> None:
         xt, yt = x.to("tpu"), y.to("tpu")
         _cp_options.enable_load_balance = balance
         set_rotate_method(rotation)
+        run = torch.compile(tpu_model, backend="tpu") if compiled else tpu_model
         with context_parallel(mesh, buffers=[xt, yt], buffer_seq_dims=[1, 1]):
             if xt.shape[1] != 16 // WORLD:
                 raise AssertionError(f"{name}: the sequence was not sharded: {tuple(xt.shape)}")
-            loss = F.mse_loss(tpu_model(xt), yt)
+            loss = F.mse_loss(run(xt), yt)
             loss.backward()
         # Each rank's loss is the mean over its block; the blocks are equal.
         dist.all_reduce(loss, op=dist.ReduceOp.AVG)
