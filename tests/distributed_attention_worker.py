@@ -95,6 +95,19 @@ def scenario_dtensor_attention() -> None:
             if t is not None and t.requires_grad:
                 check(full(d.grad), t.grad, f"{name}: gradient of the {what}", atol=1e-5)
 
+    # One key / value head for four query heads: splitting heads two ways
+    # would part query heads from their key head, so the rules gather them.
+    q = randn(B, H, L, E, seed=90).requires_grad_()
+    k, v = (randn(B, 1, L, E, seed=91 + i).requires_grad_() for i in range(2))
+    expected = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+    expected.sum().backward()
+    dq = distribute_tensor(q.detach().to("tpu"), mesh, [Shard(1)]).requires_grad_()
+    dk, dv = (distribute_tensor(t.detach().to("tpu"), mesh, [Shard(1)]).requires_grad_() for t in (k, v))
+    out = F.scaled_dot_product_attention(dq, dk, dv, enable_gqa=True)
+    out.sum().backward()
+    check(full(out), expected.detach(), "one key head: output", atol=1e-5)
+    check(full(dk.grad), k.grad, "one key head: gradient of the key", atol=1e-5)
+
     # Compiled: the graph's fused attention takes the same rules.
     q, k, v = (randn(B, H, L, E, seed=100 + i).requires_grad_() for i in range(3))
     expected = F.scaled_dot_product_attention(q, k, v, is_causal=True)

@@ -44,7 +44,7 @@ BACKWARD_OUTPUTS = 4
 SEQ_DIM = 2  # of 4-D [batch, heads, sequence, features] operands
 
 
-def _bias_placement(bias_shape, dim_from_right: int, sharded):
+def _bias_placement(bias_shape, dim_from_right: int):
     """Placements of a mask broadcast against scores [B, H, L, S] when the
     computation is sharded along the scores' dim ``-dim_from_right``:
     sharded with it where the mask has that dim, replicated where the mask
@@ -55,21 +55,17 @@ def _bias_placement(bias_shape, dim_from_right: int, sharded):
     if dim >= 0 and bias_shape[dim] != 1:
         return Shard(dim), Shard(dim)
     # Every rank reads the whole mask and adds its part of the gradient.
-    return Replicate(), Partial() if sharded else Replicate()
+    return Replicate(), Partial()
 
 
-def _shardings(q_shape, kv_heads: int, mesh_size: int, with_sequence: bool):
+def _shardings(q_ndim: int, with_sequence: bool):
     """(q / k / v / output dim, logsumexp dim, scores dim from the right)
-    of each way the op can be split across one mesh dim."""
-    ways = []
-    heads = len(q_shape) - 3
-    # Grouped-query attention pairs query head h with key head h // group:
-    # sharding heads keeps the pairs on one rank only when both counts
-    # divide evenly.
-    if kv_heads == q_shape[heads] or (q_shape[heads] % mesh_size == 0 and kv_heads % mesh_size == 0):
-        ways.append((heads, 1, 3))
-    if len(q_shape) == 4:
-        ways.append((0, 0, 4))
+    of each way the op can be split across one mesh dim. Splitting heads
+    keeps grouped-query pairs (query head h, key head h // group) on one
+    rank because DTensor admits only even splits of both head counts."""
+    ways = [(q_ndim - 3, 1, 3)]  # heads
+    if q_ndim == 4:
+        ways.append((0, 0, 4))  # batch
         if with_sequence:
             ways.append((SEQ_DIM, 2, 2))
     return ways
@@ -80,18 +76,18 @@ def _forward_strategies(op_schema, with_sequence: bool):
     from torch.distributed.tensor._op_schema import OpStrategy
 
     args = op_schema.args_schema
-    q, k = args[0], args[1]
+    q = args[0]
     bias = args[3] if len(args) > 3 and isinstance(args[3], OpStrategy) else None
     mesh = op_schema.get_mesh_from_args()
     R = Replicate()
     # Per output: output, logsumexp, (no cum_seq_q / cum_seq_k / max_q /
     # max_k), seed, offset (0-dim, the same everywhere), (no debug mask).
     strategies = [[R, R, None, None, None, None, R, R, None] + [R] * (4 if bias else 3)]
-    for qkv_dim, lse_dim, scores_dim in _shardings(q.shape, k.shape[-3], mesh.size(), with_sequence):
+    for qkv_dim, lse_dim, scores_dim in _shardings(q.ndim, with_sequence):
         s = Shard(qkv_dim)
         placements = [s, Shard(lse_dim), None, None, None, None, R, R, None, s, s, s]
         if bias is not None:
-            placements.append(_bias_placement(bias.shape, scores_dim, True)[0])
+            placements.append(_bias_placement(bias.shape, scores_dim)[0])
         strategies.append(placements)
     return mesh, strategies
 
@@ -101,7 +97,7 @@ def _backward_strategies(op_schema, with_sequence: bool):
     from torch.distributed.tensor._op_schema import OpStrategy
 
     args = op_schema.args_schema
-    q, k = args[1], args[2]
+    q = args[1]
     bias = args[4] if isinstance(args[4], OpStrategy) else None
     # The tensors after logsumexp (seed and offset, cum_seq_q / cum_seq_k
     # when given) are read whole by every rank.
@@ -110,9 +106,9 @@ def _backward_strategies(op_schema, with_sequence: bool):
     R = Replicate()
     inputs = 6 + (1 if bias else 0) + rest  # grad_out, q, k, v, (mask,) out, logsumexp, rest
     strategies = [[R, R, R, R if bias else None] + [R] * inputs]
-    for qkv_dim, lse_dim, scores_dim in _shardings(q.shape, k.shape[-3], mesh.size(), with_sequence):
+    for qkv_dim, lse_dim, scores_dim in _shardings(q.ndim, with_sequence):
         s = Shard(qkv_dim)
-        mask, mask_grad = _bias_placement(bias.shape, scores_dim, True) if bias else (None, None)
+        mask, mask_grad = _bias_placement(bias.shape, scores_dim) if bias else (None, None)
         placements = [s, s, s, mask_grad, s, s, s, s]  # grads; grad_out, q, k, v
         if bias is not None:
             placements.append(mask)
