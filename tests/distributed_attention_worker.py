@@ -222,6 +222,80 @@ def scenario_context_parallel() -> None:
     dist.destroy_process_group()
 
 
+class Block(nn.Module):
+    """Embedding, a pre-norm attention block and MLP, and an output head:
+    the layout of a transformer for a torchtitan-style parallel plan."""
+
+    def __init__(self, vocab: int = 50, dim: int = 16):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.attention_norm = nn.LayerNorm(dim)
+        self.attention = Attention(dim=dim, heads=4, kv_heads=2)
+        self.mlp_norm = nn.LayerNorm(dim)
+        self.up = nn.Linear(dim, 2 * dim)
+        self.down = nn.Linear(2 * dim, dim)
+        self.norm = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, vocab)
+
+    def forward(self, tokens):
+        h = self.embed(tokens)
+        h = h + self.attention(self.attention_norm(h))
+        h = h + self.down(F.gelu(self.up(self.mlp_norm(h))))
+        return self.head(self.norm(h))
+
+
+def scenario_sequence_parallel() -> None:
+    """Tensor and sequence parallelism over a transformer block, as
+    torchtitan lays it out: the norms and residual stream sharded on the
+    sequence, attention split by heads through the fused kernel, the MLP
+    column / row split, the head's logits left sharded on the vocabulary
+    for loss_parallel's cross entropy. Loss and every gradient against CPU."""
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import Replicate, Shard
+    from torch.distributed.tensor.parallel import (
+        ColwiseParallel,
+        PrepareModuleInput,
+        RowwiseParallel,
+        SequenceParallel,
+        loss_parallel,
+        parallelize_module,
+    )
+
+    init()
+    mesh = init_device_mesh("tpu", (WORLD,))
+    torch.manual_seed(0)
+    model = Block()
+    tokens = torch.randint(0, 50, (2, 8), generator=torch.Generator().manual_seed(1))
+    targets = torch.randint(0, 50, (2, 8), generator=torch.Generator().manual_seed(2))
+    expected = F.cross_entropy(model(tokens).flatten(0, 1), targets.flatten())
+    expected.backward()
+
+    parallel = parallelize_module(copy.deepcopy(model).to("tpu"), mesh, {
+        "embed": RowwiseParallel(input_layouts=Replicate(), output_layouts=Shard(1)),
+        "attention_norm": SequenceParallel(),
+        "attention": PrepareModuleInput(input_layouts=(Shard(1),), desired_input_layouts=(Replicate(),)),
+        "attention.q": ColwiseParallel(use_local_output=False),
+        "attention.kv": ColwiseParallel(use_local_output=False),
+        "attention.out": RowwiseParallel(output_layouts=Shard(1)),
+        "mlp_norm": SequenceParallel(),
+        "up": ColwiseParallel(input_layouts=Shard(1)),
+        "down": RowwiseParallel(output_layouts=Shard(1)),
+        "norm": SequenceParallel(),
+        "head": ColwiseParallel(input_layouts=Shard(1), use_local_output=False),
+    })
+    with OpNames() as ops:
+        logits = parallel(tokens.to("tpu"))
+    if FUSED not in ops.names:
+        raise AssertionError(f"sequence parallel: the fused kernel did not run: {sorted(ops.names)}")
+    with loss_parallel():
+        loss = F.cross_entropy(logits.flatten(0, 1), targets.to("tpu").flatten())
+        loss.backward()
+    check(full(loss).detach(), expected.detach(), "sequence parallel: loss", atol=1e-5)
+    for (name, p), ref in zip(parallel.named_parameters(), model.parameters()):
+        check(full(p.grad), ref.grad, f"sequence parallel: gradient of {name}", atol=1e-5)
+    dist.destroy_process_group()
+
+
 def scenario_flex_context_parallel() -> None:
     """FlexAttention under context parallelism (PyTorch's module-wrapper
     API: the query stays sharded, key and value are gathered, the block

@@ -1,5 +1,6 @@
 """Attention over DTensors on the tpu backend: tensor-parallel (heads),
-batch-sharded and context-parallel (ring) scaled_dot_product_attention,
+batch-sharded and context-parallel (ring) scaled_dot_product_attention, a
+sequence-parallel transformer block with loss_parallel,
 each rank a process running a scenario of
 tests/distributed_attention_worker.py, checked against CPU there."""
 
@@ -14,7 +15,8 @@ from test_distributed import run_scenario
 WORKER = Path(__file__).with_name("distributed_attention_worker.py")
 
 
-@pytest.mark.parametrize("scenario", ["dtensor_attention", "context_parallel", "flex_context_parallel"])
+@pytest.mark.parametrize("scenario", ["dtensor_attention", "sequence_parallel", "context_parallel",
+                                      "flex_context_parallel"])
 def test_scenario(scenario, tmp_path):
     run_scenario(scenario, tmp_path, worker=WORKER)
 
