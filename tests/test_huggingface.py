@@ -298,6 +298,36 @@ def test_trainer_trains_on_the_device(tmp_path, monkeypatch):
     assert PartialState._shared_state == {}
 
 
+def test_trainer_torch_compile_uses_the_tpu_backend(tmp_path):
+    # TrainingArguments chose "inductor" and accelerate knew no "tpu" Dynamo
+    # backend; both now lead to torch.compile(backend="tpu")
+    # (torch_tpu/_trainer_compile.py). Same losses as the eager Trainer.
+    import torch._dynamo
+    from accelerate.state import AcceleratorState
+    from accelerate.utils import DynamoBackend, TorchDynamoPlugin
+
+    def train(**compile_args):
+        AcceleratorState._reset_state(reset_partial_state=True)
+        torch.manual_seed(0)
+        model = CAUSAL_LMS["llama"]()
+        args = T.TrainingArguments(output_dir=str(tmp_path), per_device_train_batch_size=4, max_steps=2,
+                                   report_to=[], save_strategy="no", logging_steps=1, **compile_args)
+        trainer = T.Trainer(model=model, args=args, train_dataset=LanguageBatches(8))
+        trainer.train()
+        return args, [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
+
+    _, eager_losses = train()
+    torch._dynamo.reset()
+    graphs_before = torch._dynamo.utils.counters["stats"]["unique_graphs"]
+    args, compiled_losses = train(torch_compile=True)
+    assert args.torch_compile_backend == "tpu"
+    assert torch._dynamo.utils.counters["stats"]["unique_graphs"] > graphs_before
+    assert compiled_losses == pytest.approx(eager_losses, rel=1e-4)
+    assert TorchDynamoPlugin(backend="tpu").backend is DynamoBackend.TPU
+    assert "TPU" in DynamoBackend.list()
+    AcceleratorState._reset_state(reset_partial_state=True)
+
+
 def test_resumed_training_draws_the_same_dropout(tmp_path):
     """Trainer's checkpoints keep the tpu generators' states (it saves only
     the device kinds it names): resuming from step 2 of 4 ends with the

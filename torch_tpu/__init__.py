@@ -63,6 +63,10 @@ from torch_tpu import _accelerate  # noqa: E402
 
 _accelerate.install()
 
+from torch_tpu import _trainer_compile  # noqa: E402
+
+_trainer_compile.install()
+
 from torch_tpu import _rng_checkpoints  # noqa: E402
 
 _rng_checkpoints.install()
