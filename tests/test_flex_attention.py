@@ -79,3 +79,16 @@ def test_other_devices_keep_their_checks():
     q, k, v = (t.requires_grad_() for t in qkv())
     with pytest.raises(NotImplementedError, match="backward on CPU"):
         flex_attention(q, k, v)
+
+
+def test_block_mask_asked_to_compile_is_made_eagerly_on_tpu():
+    # _compile=True compiles with inductor, which has no tpu code generation
+    # (transformers asks for it); on tpu the same mask is made eagerly.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compiled = create_block_mask(causal_window, 1, 1, 256, 256, device="tpu", _compile=True)
+    eager = create_block_mask(causal_window, 1, 1, 256, 256, device="tpu")
+    assert compiled.kv_num_blocks.device.type == "tpu"
+    for a, b in zip(compiled.as_tuple()[2:], eager.as_tuple()[2:]):
+        if isinstance(a, torch.Tensor):
+            assert torch.equal(a.cpu(), b.cpu())

@@ -379,6 +379,28 @@ def test_llama_in_fused_eager_and_compiled():
     torch.testing.assert_close(compiled(to_tpu(x), labels=to_tpu(x)).loss.cpu(), model(x, labels=x).loss, **TOL)
 
 
+def test_llama_with_flex_attention():
+    # transformers refused FlexAttention when the accelerator is tpu and
+    # compiled it with inductor (torch_tpu/_transformers_flex.py). Against
+    # the same weights with SDPA on CPU, where FlexAttention has no backward.
+    torch.manual_seed(0)
+    cpu = CAUSAL_LMS["llama"]()
+    tpu = CAUSAL_LMS["llama"]()
+    tpu.load_state_dict(cpu.state_dict())
+    tpu.set_attn_implementation("flex_attention")
+    tpu.to("tpu")
+    x = ids()
+    for train in (False, True):
+        cpu.train(train)
+        tpu.train(train)
+        want, got = cpu(x, labels=x), tpu(to_tpu(x), labels=to_tpu(x))
+        torch.testing.assert_close(got.logits.cpu(), want.logits, **TOL)
+    want.loss.backward()
+    got.loss.backward()
+    for (name, pc), pt in zip(cpu.named_parameters(), tpu.parameters()):
+        torch.testing.assert_close(pt.grad.cpu(), pc.grad, rtol=1e-3, atol=1e-4, msg=name)
+
+
 def test_float32_mixture_of_experts_compiles():
     """Transformers' MoE layers call grouped_mm on tpu for every dtype, also
     under torch.compile, whose shape function PyTorch limits to bf16."""

@@ -75,6 +75,10 @@ from torch_tpu import _flex_attention  # noqa: E402
 
 _flex_attention.install()
 
+from torch_tpu import _transformers_flex  # noqa: E402
+
+_transformers_flex.install()
+
 from torch_tpu import _dtensor_attention  # noqa: E402
 
 _dtensor_attention.install()

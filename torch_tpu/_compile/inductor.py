@@ -17,10 +17,9 @@ MESSAGE = (
     "torch.compile's default backend (inductor) cannot generate code for the "
     "tpu device. Use torch.compile(model, backend=\"tpu\"), which runs the "
     "captured graphs through torch_tpu's XLA lowerings. (Library calls that "
-    "compile with inductor themselves have no tpu form: "
-    "create_block_mask(..., _compile=True) runs with _compile=False, and "
-    "AOTInductor packages (aoti_compile_and_package) cannot target tpu; "
-    "an ExportedProgram's module() runs on tpu as it is.)"
+    "compile with inductor themselves have no tpu form: AOTInductor "
+    "packages (aoti_compile_and_package) cannot target tpu; an "
+    "ExportedProgram's module() runs on tpu as it is.)"
 )
 
 
