@@ -11,7 +11,14 @@ tpu backend and CPU tensors through gloo. Prints, from rank 0:
   (2 (n - 1) / n times the bytes over the time, NCCL's convention);
 - a minGPT training step (examples/mingpt.py's model, AdamW) under DDP and
   under FSDP2 (each block and the model sharded): milliseconds per step with
-  the model on tpu and on CPU, and their ratio.
+  the model on tpu and on CPU, and their ratio;
+- causal attention over a long sequence (`--cp-seq` tokens, 8 heads of 64,
+  forward and backward) on tpu, each rank attending over the whole sequence
+  against context parallelism (each rank a block of it, ring attention):
+  milliseconds per call and the device memory a call adds on each rank at
+  its peak. (CPU has no row:
+  PyTorch's context parallelism covers its CUDA attention kernels and tpu's,
+  not CPU's.)
 
 Each figure is the median over the timed calls, after warm-up calls.
 BENCHMARKS.md records the figures.
@@ -42,7 +49,8 @@ def launch(args) -> None:
     env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()),
                WORLD_SIZE=str(args.world_size), PYTHONWARNINGS="ignore")
     procs = [subprocess.Popen([sys.executable, __file__, "--rank", str(rank),
-                               "--iters", str(args.iters), "--steps", str(args.steps)],
+                               "--iters", str(args.iters), "--steps", str(args.steps),
+                               "--cp-seq", str(args.cp_seq)],
                               env=dict(env, RANK=str(rank), LOCAL_RANK=str(rank)),
                               stdout=subprocess.PIPE, text=True)
              for rank in range(args.world_size)]
@@ -63,6 +71,12 @@ def report(result: dict, world: int) -> None:
     print("|---|---|---|---|")
     for strategy, (tpu_ms, cpu_ms) in result["steps"].items():
         print(f"| {strategy} | {tpu_ms:.2f} | {cpu_ms:.2f} | {tpu_ms / cpu_ms:.2f}x |")
+    full_ms = result["attention"]["whole sequence"][0]
+    print(f"\n| causal attention, {result['attention_seq']} tokens, forward + backward "
+          "| tpu ms | vs whole | MiB a call adds per rank |")
+    print("|---|---|---|---|")
+    for name, (ms, mib) in result["attention"].items():
+        print(f"| {name} | {ms:.2f} | {full_ms / ms:.2f}x | {mib:.1f} |")
 
 
 def median_ms(fn, iters: int, warmup: int = 3) -> float:
@@ -138,9 +152,43 @@ def rank_main(args) -> None:
 
             times[device] = median_ms(train_step, args.steps)
         steps[strategy] = [times["tpu"], times["cpu"]]
+    attention = attention_rows(args, torch, dist)
     if rank == 0:
-        print(json.dumps({"all_reduce": all_reduce, "steps": steps}))
+        print(json.dumps({"all_reduce": all_reduce, "steps": steps, "attention": attention,
+                          "attention_seq": args.cp_seq}))
     dist.destroy_process_group()
+
+
+def attention_rows(args, torch, dist) -> dict:
+    import torch.nn.functional as F
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor.experimental import context_parallel
+
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(1, 8, args.cp_seq, 64, generator=g).to("tpu") for _ in range(3))
+    scale = torch.ones(64, device="tpu", requires_grad=True)
+
+    def attend():
+        out = F.scaled_dot_product_attention(q * scale, k * scale, v * scale, is_causal=True)
+        out.sum().backward()
+        scale.grad = None
+        torch.tpu.synchronize()
+
+    def measure():
+        # Memory: what a call adds to what is allocated before it (the
+        # buffers' storages keep their whole-sequence size after
+        # context_parallel resizes them, as resize_ never shrinks one).
+        ms = median_ms(attend, args.iters)
+        torch.tpu.reset_peak_memory_stats()
+        before = torch.tpu.memory_allocated()
+        attend()
+        return [ms, (torch.tpu.max_memory_allocated() - before) / 2**20]
+
+    rows = {"whole sequence": measure()}
+    mesh = init_device_mesh("tpu", (dist.get_world_size(),))
+    with context_parallel(mesh, buffers=[q, k, v], buffer_seq_dims=[2, 2, 2], no_restore_buffers={q, k, v}):
+        rows["context parallel (ring)"] = measure()
+    return rows
 
 
 def main() -> None:
@@ -148,6 +196,7 @@ def main() -> None:
     parser.add_argument("--world-size", type=int, default=2)
     parser.add_argument("--iters", type=int, default=20)
     parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--cp-seq", type=int, default=4096, help="tokens of the attention rows")
     parser.add_argument("--rank", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.rank is None:
