@@ -1,7 +1,8 @@
-"""Data-parallel minGPT on several processes: DDP or FSDP2 over the c10d
-backend "tpu", each rank training on its share of every batch.
+"""minGPT on several processes over the c10d backend "tpu": DDP or FSDP2,
+each rank training on its share of every batch, or context parallelism,
+each rank on its block of every sequence.
 
-    torchrun --nproc-per-node 2 examples/distributed.py [--strategy ddp|fsdp2]
+    torchrun --nproc-per-node 2 examples/distributed.py [--strategy ddp|fsdp2|cp]
     python examples/distributed.py --nproc 2 [--strategy fsdp2] [--steps 20] [--compare-cpu]
 
 Without torchrun, `--nproc N` starts the N ranks itself. Rank 0 prints the
@@ -9,6 +10,10 @@ losses (averaged over ranks); `--compare-cpu` also trains the same model on
 the CPU in one process on the whole batches and prints the largest
 difference of the losses, which must be rounding only: the ranks' mean
 gradient is the whole batch's.
+
+`cp` shards each batch's sequences (inputs, targets and the tokens'
+positions) with `context_parallel`, which also runs attention as a ring
+over the ranks; DDP averages the gradients, the blocks being equal.
 """
 
 from __future__ import annotations
@@ -48,23 +53,48 @@ def train(device: str, strategy: str | None, steps: int, world: int, rank: int) 
         for block in model.blocks:
             fully_shard(block, mesh=mesh)
         fully_shard(model, mesh=mesh)
+    elif strategy == "cp":
+        from torch.distributed.device_mesh import init_device_mesh
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+        mesh = init_device_mesh("tpu", (world,))
+        model = DDP(model)
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.1)
     next_windows = mingpt.windows(cfg, BATCH * world, seed=1)
     losses = []
     for _ in range(steps):
         chunk = next_windows()
-        if strategy:
+        if strategy in ("ddp", "fsdp2"):
             chunk = chunk.chunk(world)[rank]
         chunk = chunk.to(device)
-        _, loss = model(chunk[:, :-1], chunk[:, 1:])
+        inputs, targets = chunk[:, :-1].contiguous(), chunk[:, 1:].contiguous()
         optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        if strategy == "cp":
+            loss = context_parallel_backward(model, mesh, inputs, targets)
+        else:
+            _, loss = model(inputs, targets)
+            loss.backward()
         optimizer.step()
         loss = loss.detach()
         if strategy:
             dist.all_reduce(loss, op=dist.ReduceOp.AVG)
         losses.append(loss)
     return [loss.item() for loss in losses]
+
+
+def context_parallel_backward(model, mesh, inputs, targets):
+    """This rank's loss on its block of every sequence, and its backward:
+    both inside the context, whose ring attention the backward runs too.
+    The tensors are resized to the block in place; the positions are
+    sharded alike, so each token keeps its place."""
+    from torch.distributed.tensor.experimental import context_parallel
+
+    positions = torch.arange(inputs.shape[1], device=inputs.device).expand_as(inputs).contiguous()
+    buffers = [inputs, targets, positions]
+    with context_parallel(mesh, buffers=buffers, buffer_seq_dims=[1, 1, 1], no_restore_buffers=set(buffers)):
+        _, loss = model(inputs, targets, positions=positions)
+        loss.backward()
+    return loss
 
 
 def rank_main(args) -> None:
@@ -99,7 +129,7 @@ def spawn(args) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--strategy", choices=["ddp", "fsdp2"], default="ddp")
+    parser.add_argument("--strategy", choices=["ddp", "fsdp2", "cp"], default="ddp")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--nproc", type=int, default=None,
                         help="start this many ranks (without torchrun)")

@@ -82,9 +82,13 @@ class GPT(nn.Module):
             if name.endswith("proj.weight"):  # GPT-2's scaled init of residual projections
                 nn.init.normal_(p, std=0.02 / math.sqrt(2 * cfg.n_layer))
 
-    def forward(self, idx, targets=None):
-        t = idx.shape[1]
-        x = self.tok(idx) + self.pos(torch.arange(t, device=idx.device))
+    def forward(self, idx, targets=None, positions=None):
+        # `positions`: each token's place in its window, when the tokens are
+        # not the window in order (context parallelism gives each rank a
+        # block of it, rearranged for load balance).
+        if positions is None:
+            positions = torch.arange(idx.shape[1], device=idx.device)
+        x = self.tok(idx) + self.pos(positions)
         for block in self.blocks:
             x = block(x)
         logits = self.head(self.ln_f(x))

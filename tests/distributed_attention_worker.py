@@ -169,7 +169,8 @@ def scenario_context_parallel() -> None:
     blocks around; the loss and the gradients (summed over ranks) of an
     attention block against the whole sequence on CPU, causal with and
     without load balancing, both rotation methods, non-causal, grouped-query,
-    compiled with backend="tpu", and a mask refused by name."""
+    compiled with backend="tpu"; a mask, and a backward outside the
+    context, refused by name."""
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor.experimental import context_parallel
     from torch.distributed.tensor.experimental._attention import _cp_options, set_rotate_method
@@ -208,6 +209,21 @@ def scenario_context_parallel() -> None:
         for (pname, p), ref in zip(tpu_model.named_parameters(), model.parameters()):
             dist.all_reduce(p.grad, op=dist.ReduceOp.AVG)
             check(p.grad, ref.grad, f"{name}: gradient of {pname}", atol=1e-5)
+
+    # The backward outside the context would gather load-balanced blocks
+    # out of order: refused by name.
+    model = Attention().to("tpu")
+    x = torch.randn(2, 16, 16, device="tpu")
+    _cp_options.enable_load_balance = True
+    with context_parallel(mesh, buffers=[x], buffer_seq_dims=[1]):
+        loss = model(x).square().mean()
+    try:
+        loss.backward()
+    except RuntimeError as e:
+        if "inside the same context_parallel block" not in str(e):
+            raise
+    else:
+        raise AssertionError("a backward outside the context_parallel block was not refused")
 
     q = torch.randn(1, 2, 8, 4, device="tpu")
     mask = torch.ones(1, 1, 8, 8, dtype=torch.bool, device="tpu")

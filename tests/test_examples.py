@@ -81,10 +81,11 @@ def test_llama_generation_matches_cpu_without_recompiling():
     assert torch_tpu.runtime.cache_stats()["compiles"] == before
 
 
-@pytest.mark.parametrize("strategy", ["ddp", "fsdp2"])
+@pytest.mark.parametrize("strategy", ["ddp", "fsdp2", "cp"])
 def test_distributed_example_matches_one_cpu_process(strategy, tmp_path):
     """examples/distributed.py on two ranks: the losses equal those of one
-    CPU process training on the whole batches, up to rounding."""
+    CPU process training on the whole batches, up to rounding (cp: each
+    rank a block of every sequence, attention a ring over the ranks)."""
     import re
     import subprocess
 

@@ -98,6 +98,8 @@ def _backward_strategies(op_schema, with_sequence: bool):
 
     args = op_schema.args_schema
     q = args[1]
+    if not with_sequence:
+        _refuse_ring_backward_outside_context(args[7])
     bias = args[4] if isinstance(args[4], OpStrategy) else None
     # The tensors after logsumexp (seed and offset, cum_seq_q / cum_seq_k
     # when given) are read whole by every rank.
@@ -115,6 +117,24 @@ def _backward_strategies(op_schema, with_sequence: bool):
         placements += [s, Shard(lse_dim)] + [R] * rest  # out, logsumexp, rest
         strategies.append(placements)
     return mesh, strategies
+
+
+def _refuse_ring_backward_outside_context(logsumexp) -> None:
+    """A logsumexp sharded on the sequence comes from the ring forward
+    under context parallelism. Its backward outside the context_parallel
+    block would gather the blocks, which load balancing has rearranged,
+    and compute wrong causal gradients without an error (PyTorch's CUDA
+    ring does); here it is refused."""
+    from torch.distributed.tensor import Shard
+    from torch.distributed.tensor._op_schema import OpStrategy
+
+    if not isinstance(logsumexp, OpStrategy):
+        return
+    placements = logsumexp.strategies[0].output_spec.placements
+    if any(isinstance(p, Shard) and p.dim == SEQ_DIM for p in placements):
+        raise RuntimeError(
+            f"{BACKWARD.name()}: the backward of attention computed under context_parallel must run "
+            "inside the same context_parallel block (call loss.backward() within it)")
 
 
 def _forward_strategy(op_schema, with_sequence=False):
