@@ -17,7 +17,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from distributed_worker import RANK, WORLD, check, init
+from distributed_worker import WORLD, check, init
 
 FUSED = "aten._scaled_dot_product_fused_attention_overrideable"
 
