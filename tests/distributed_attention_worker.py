@@ -169,8 +169,8 @@ def scenario_context_parallel() -> None:
     blocks around; the loss and the gradients (summed over ranks) of an
     attention block against the whole sequence on CPU, causal with and
     without load balancing, both rotation methods, non-causal, grouped-query,
-    compiled with backend="tpu"; a mask, and a backward outside the
-    context, refused by name."""
+    compiled with backend="tpu"; a mask, dropout, and a backward outside
+    the context, refused by name."""
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor.experimental import context_parallel
     from torch.distributed.tensor.experimental._attention import _cp_options, set_rotate_method
@@ -224,6 +224,16 @@ def scenario_context_parallel() -> None:
             raise
     else:
         raise AssertionError("a backward outside the context_parallel block was not refused")
+
+    q = torch.randn(1, 2, 8, 4, device="tpu")
+    try:
+        with context_parallel(mesh, buffers=[q], buffer_seq_dims=[2]):
+            F.scaled_dot_product_attention(q, q, q, is_causal=True, dropout_p=0.1)
+    except NotImplementedError as e:
+        if "takes no dropout" not in str(e):
+            raise
+    else:
+        raise AssertionError("context parallelism with dropout was not refused")
 
     q = torch.randn(1, 2, 8, 4, device="tpu")
     mask = torch.ones(1, 1, 8, 8, dtype=torch.bool, device="tpu")

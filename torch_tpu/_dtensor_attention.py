@@ -230,6 +230,20 @@ def _ring_handler(op_call, args, kwargs):
     return dispatcher.wrap(local, sharding.output_spec)
 
 
+def _sdpa_input_fn(original, self, module, args, kwargs, *rest, **more):
+    """Context parallelism's conversion of SDPA's arguments to sequence
+    shards, refusing dropout on tpu: with dropout SDPA takes its math path
+    (tpu's fused kernel has none), which cannot run on a sharded sequence
+    and failed deep in DTensor, mixing a plain causal mask with shards."""
+    query = args[0] if args else kwargs.get("query")
+    dropout = kwargs.get("dropout_p", args[4] if len(args) > 4 else 0.0)
+    if dropout and isinstance(query, torch.Tensor) and query.device.type == "tpu":
+        raise NotImplementedError(
+            "scaled_dot_product_attention: context parallelism on tpu takes no dropout (tpu's fused "
+            "attention kernel has none, and the math path cannot run on a sharded sequence); use dropout_p=0")
+    return original(self, module, args, kwargs, *rest, **more)
+
+
 def _register_cp_rules(original, *args, **kwargs):
     """PyTorch's CP rule registration, then the tpu op's sequence-sharded
     rules, entered the same way so that its unregistration undoes them."""
@@ -272,6 +286,7 @@ def _install_context_parallel(attention) -> None:
 
     attention.custom_ops[FORWARD] = _ring_handler
     attention.custom_ops[BACKWARD] = _ring_handler
+    _after_import.wrap(attention._ContextParallel, "sdpa_input_fn", _sdpa_input_fn)
     _after_import.wrap(rules, "register_cp_sharding_rules", _register_cp_rules)
     _after_import.wrap(attention, "_create_cp_block_mask", _create_cp_block_mask, copies=True)
 
