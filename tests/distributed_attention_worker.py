@@ -163,6 +163,17 @@ class Attention(nn.Module):
         return self.out(y.transpose(1, 2).reshape(b, n, -1))
 
 
+def refused(call, error, text: str, what: str) -> None:
+    """`call()` raises `error` whose message holds `text`."""
+    try:
+        call()
+    except error as e:
+        if text not in str(e):
+            raise
+    else:
+        raise AssertionError(f"{what} under context parallelism was not refused")
+
+
 def scenario_context_parallel() -> None:
     """torch.distributed.tensor.experimental.context_parallel: each rank
     holds a block of the sequence and ring attention passes key / value
@@ -217,34 +228,19 @@ def scenario_context_parallel() -> None:
     _cp_options.enable_load_balance = True
     with context_parallel(mesh, buffers=[x], buffer_seq_dims=[1]):
         loss = model(x).square().mean()
-    try:
-        loss.backward()
-    except RuntimeError as e:
-        if "inside the same context_parallel block" not in str(e):
-            raise
-    else:
-        raise AssertionError("a backward outside the context_parallel block was not refused")
+    refused(loss.backward, RuntimeError, "inside the same context_parallel block", "a backward outside the block")
+
+    def attend(buffers, **kwargs):
+        q = buffers[0]
+        with context_parallel(mesh, buffers=buffers, buffer_seq_dims=[2] * len(buffers)):
+            F.scaled_dot_product_attention(q, q, q, **kwargs)
 
     q = torch.randn(1, 2, 8, 4, device="tpu")
-    try:
-        with context_parallel(mesh, buffers=[q], buffer_seq_dims=[2]):
-            F.scaled_dot_product_attention(q, q, q, is_causal=True, dropout_p=0.1)
-    except NotImplementedError as e:
-        if "takes no dropout" not in str(e):
-            raise
-    else:
-        raise AssertionError("context parallelism with dropout was not refused")
-
+    refused(lambda: attend([q], is_causal=True, dropout_p=0.1), NotImplementedError, "takes no dropout", "dropout")
     q = torch.randn(1, 2, 8, 4, device="tpu")
     mask = torch.ones(1, 1, 8, 8, dtype=torch.bool, device="tpu")
-    try:
-        with context_parallel(mesh, buffers=[q, mask], buffer_seq_dims=[2, 2]):
-            F.scaled_dot_product_attention(q, q, q, attn_mask=mask)
-    except NotImplementedError as e:
-        if "takes no attn_mask" not in str(e) or "fused_attention" not in str(e):
-            raise
-    else:
-        raise AssertionError("context parallelism with a mask was not refused")
+    refused(lambda: attend([q, mask], attn_mask=mask), NotImplementedError, "fused_attention_overrideable: "
+            "context parallelism takes no attn_mask", "a mask")
     dist.destroy_process_group()
 
 
