@@ -17,6 +17,7 @@ import pytest
 import torch
 
 import opinfo_conformance as conformance
+from conformance_common import write_report
 
 # One or two ops of every family, as named in op_db (name or name.variant).
 CI_OPS = [
@@ -84,7 +85,7 @@ def _report(request):
         return
     summary = conformance.summarize(_results)
     path = os.environ.get("TORCH_TPU_OPINFO_REPORT", os.path.join(tempfile.gettempdir(), "opinfo_report.json"))
-    conformance.write_report(path, _results, summary)
+    write_report(path, _results, summary)
     reporter = request.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
         reporter.write_line(f"\n{summary} (report: {path})")

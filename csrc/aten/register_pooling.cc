@@ -71,8 +71,9 @@ ops::PoolWindow pool_window(Kind kind, int64_t n, const at::Tensor& input, at::I
     w.padding.push_back(pick(padding));
     w.dilation.push_back(pick(dilation));
   }
-  TORCH_CHECK(input.dim() == n + 1 || input.dim() == n + 2, name, ": Expected ", n + 1, "D or ", n + 2,
-              "D (batch mode) tensor for input, but got: ", input.sizes());
+  // CPU's wording, which PyTorch's module tests match, with the op and shape.
+  TORCH_CHECK(input.dim() == n + 1 || input.dim() == n + 2, name, ": non-empty ", n + 1, "D or ", n + 2,
+              "D (batch mode) tensor expected for input, but got: ", input.sizes());
   const int64_t lead = input.dim() - n;
   for (int64_t i = 0; i < n; ++i) {
     TORCH_CHECK(w.stride[i] != 0, "stride should not be zero");
