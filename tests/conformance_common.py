@@ -101,6 +101,19 @@ def count_statuses(results) -> dict:
     return counts
 
 
+def summarize(label: str, noun: str, unit: str, results, dtype) -> str:
+    """The closing line: e.g. `modules float32: 114 modules: 114 fully
+    passing (100.0%), ...; inputs passing 2711/2711`."""
+    counts = count_statuses(results)
+    items = len(results) - counts["no-samples"]
+    cases = sum(r.samples for r in results)
+    passed = sum(r.passed for r in results)
+    share = 100.0 * counts["pass"] / max(items, 1)
+    return (f"{label} {str(dtype).removeprefix('torch.')}: {items} {noun}: {counts['pass']} fully passing "
+            f"({share:.1f}%), {counts['partial']} partly, {counts['unsupported']} unsupported, {counts['fail']} "
+            f"failing; {unit} passing {passed}/{cases}")
+
+
 def run_all(items, run_one, summarize, report_path, dtype) -> None:
     """Runs each item (an op, a module, an optimizer), printing its line as
     it ends, then the summary; writes the JSON report."""

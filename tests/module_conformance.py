@@ -23,8 +23,8 @@ import sys
 import torch
 from torch.utils import _pytree as pytree
 
-from conformance_common import (DEVICE, MAX_MESSAGE, Result, Skip, compare, count_statuses, run_all, run_cases,
-                                to_device)
+import conformance_common
+from conformance_common import DEVICE, MAX_MESSAGE, Result, Skip, compare, run_all, run_cases, to_device
 
 # Modules whose outputs are random: only shapes and dtypes are compared
 # (unless the sample fixes the randomness, as FractionalMaxPool's
@@ -37,6 +37,8 @@ def full_name(module_info) -> str:
 
 
 def _is_random(module_info, module_input) -> bool:
+    if getattr(module_info, "random_outputs", False):  # set by tests/nn_tests_conformance.py
+        return True
     if module_info.name not in RANDOM_MODULES:
         return False
     return "_random_samples" not in module_input.constructor_input.kwargs
@@ -89,7 +91,7 @@ def _parameter_grads(module) -> list:
     return [p.grad if p.grad is not None else torch.zeros_like(p) for p in module.parameters()]
 
 
-def _run_input(module_info, module_input, training, dtype, channels_last_rank=None) -> None:
+def _run_input(module_info, module_input, training, dtype, channels_last_rank=None, compiled=False) -> None:
     """Raises on a mismatch; NotImplementedError when the tpu refuses."""
     check_values = not _is_random(module_info, module_input)
     args, kwargs = module_input.forward_input.args, module_input.forward_input.kwargs
@@ -121,7 +123,14 @@ def _run_input(module_info, module_input, training, dtype, channels_last_rank=No
         tpu_module.load_state_dict(materialized)
     if channels_last_rank:
         tpu_module.to(memory_format=_channels_last_format(channels_last_rank))
-    actual = tpu_module(*t_args, **t_kwargs)
+    if compiled:
+        # Every input builds a new module of the same class: without a
+        # reset Dynamo would stop recompiling after its cache limit and
+        # run the rest eagerly.
+        torch._dynamo.reset()
+        actual = torch.compile(tpu_module, backend="tpu")(*t_args, **t_kwargs)
+    else:
+        actual = tpu_module(*t_args, **t_kwargs)
     compare(actual, expected, "forward", check_values)
     compare(dict(tpu_module.named_buffers()), dict(cpu_module.named_buffers()), "buffers", check_values)
     c_out = [o for o in pytree.tree_leaves(expected) if isinstance(o, torch.Tensor) and o.requires_grad]
@@ -161,7 +170,7 @@ def _run_error_input(module_info, error_input) -> None:
     raise AssertionError(f"error input: no {error_input.error_type.__name__} ({error_input.error_regex!r})")
 
 
-def _cases(module_info, dtype):
+def _cases(module_info, dtype, compiled):
     for training in ((True, False) if module_info.train_and_eval_differ else (True,)):
         inputs = module_info.module_inputs_func(module_info, device="cpu", dtype=dtype, requires_grad=True,
                                                 training=training)
@@ -169,20 +178,20 @@ def _cases(module_info, dtype):
             if module_input.forward_input is None:
                 continue
             desc = f"{module_input.desc or 'default'} ({'train' if training else 'eval'}"
-            yield f"{desc})", functools.partial(_run_input, module_info, module_input, training, dtype)
+            run = functools.partial(_run_input, module_info, module_input, training, dtype, compiled=compiled)
+            yield f"{desc})", run
             rank = _image_rank(module_input)
             if rank is not None:
-                yield f"{desc}, channels_last)", functools.partial(_run_input, module_info, module_input, training,
-                                                                   dtype, channels_last_rank=rank)
+                yield f"{desc}, channels_last)", functools.partial(run, channels_last_rank=rank)
     if module_info.module_error_inputs_func is not None:
         for error_input in module_info.module_error_inputs_func(module_info, device="cpu", dtype=dtype,
                                                                 requires_grad=False, training=True):
             yield "error input", functools.partial(_run_error_input, module_info, error_input)
 
 
-def run_module(module_info, dtype=torch.float32) -> Result:
+def run_module(module_info, dtype=torch.float32, compiled=False) -> Result:
     try:
-        cases = list(_cases(module_info, dtype))
+        cases = list(_cases(module_info, dtype, compiled))
     except Exception as e:  # noqa: BLE001
         return Result(full_name(module_info), errors=[f"module_inputs: {e}"[:MAX_MESSAGE]])
     return run_cases(full_name(module_info), cases)
@@ -198,13 +207,7 @@ def select_modules(names=None, dtype=torch.float32):
 
 
 def summarize(results, dtype=torch.float32) -> str:
-    counts = count_statuses(results)
-    modules = len(results) - counts["no-samples"]
-    samples = sum(r.samples for r in results)
-    passed = sum(r.passed for r in results)
-    return (f"modules {str(dtype).removeprefix('torch.')}: {modules} modules: {counts['pass']} fully passing, "
-            f"{counts['partial']} partly, {counts['unsupported']} unsupported, {counts['fail']} failing; "
-            f"inputs passing {passed}/{samples}")
+    return conformance_common.summarize("modules", "modules", "inputs", results, dtype)
 
 
 def main(argv=None) -> int:
@@ -213,9 +216,12 @@ def main(argv=None) -> int:
     parser.add_argument("--modules", nargs="*", help="only these modules (ModuleInfo names, e.g. nn.Conv2d)")
     parser.add_argument("--report", default="module_report.json")
     parser.add_argument("--dtype", default="float32", choices=("float32", "float64"))
+    parser.add_argument("--compile", action="store_true",
+                        help='run the tpu module under torch.compile(backend="tpu")')
     args = parser.parse_args(argv)
     dtype = getattr(torch, args.dtype)
-    run_all(select_modules(args.modules, dtype), lambda item: run_module(item, dtype), summarize, args.report, dtype)
+    run_all(select_modules(args.modules, dtype), lambda item: run_module(item, dtype, args.compile), summarize,
+            args.report, dtype)
     return 0
 
 

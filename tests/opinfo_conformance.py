@@ -19,8 +19,8 @@ import sys
 import torch
 from torch.utils import _pytree as pytree
 
-from conformance_common import (DEVICE, MAX_MESSAGE, Result, Skip, compare, count_statuses, run_all, run_cases,
-                                to_device)
+import conformance_common
+from conformance_common import DEVICE, MAX_MESSAGE, Result, Skip, compare, run_all, run_cases, to_device
 
 # Ops whose results are random: only shapes and dtypes are compared.
 RANDOM_OPS = {
@@ -124,14 +124,7 @@ def select_ops(names=None, dtype=torch.float32):
 
 
 def summarize(results, dtype=torch.float32) -> str:
-    counts = count_statuses(results)
-    ops = len(results) - counts["no-samples"]
-    samples = sum(r.samples for r in results)
-    passed = sum(r.passed for r in results)
-    share = 100.0 * counts["pass"] / max(ops, 1)
-    return (f"opinfo {str(dtype).removeprefix('torch.')}: {ops} ops: {counts['pass']} fully passing ({share:.1f}%), "
-            f"{counts['partial']} partly, {counts['unsupported']} unsupported, {counts['fail']} failing; "
-            f"samples passing {passed}/{samples}")
+    return conformance_common.summarize("opinfo", "ops", "samples", results, dtype)
 
 
 def main(argv=None) -> int:

@@ -21,7 +21,8 @@ import sys
 import torch
 import torch.nn.functional as F
 
-from conformance_common import DEVICE, Result, Skip, compare, count_statuses, run_all, run_cases
+import conformance_common
+from conformance_common import DEVICE, Result, Skip, compare, run_all, run_cases
 
 STEPS = 4
 IMPLEMENTATIONS = ("foreach", "fused", "differentiable")
@@ -62,10 +63,15 @@ def _loss(optim_info, params, constants):
     return sum(((p * c).sin() + 0.1 * p * p).sum() for p, c in zip(params, constants))
 
 
-def _run(optim_info, kwargs, params, constants, steps):
+def _run(optim_info, kwargs, params, constants, steps, compiled=False):
     """The parameters and state after each step; the step takes a closure
-    that computes the gradients on the parameters' device."""
+    that computes the gradients on the parameters' device. Compiled, the
+    gradients are computed before `torch.compile(optimizer.step)` runs
+    without a closure, as compiled training loops call it."""
     optimizer = optim_info.optim_cls(params, **kwargs)
+    if compiled:
+        torch._dynamo.reset()  # each configuration is a new optimizer of the same class
+        step = torch.compile(optimizer.step, backend="tpu")
     history = []
     for _ in range(steps):
         def closure():
@@ -74,7 +80,11 @@ def _run(optim_info, kwargs, params, constants, steps):
             loss.backward()
             return loss
 
-        optimizer.step(closure)
+        if compiled:
+            closure()
+            step()
+        else:
+            optimizer.step(closure)
         history.append(_snapshot(optimizer, params))
     return history
 
@@ -151,19 +161,20 @@ def _compare_state(actual, expected, what, tol):
             compare(av, ev, f"{what}: state {key!r}", tol=tol)
 
 
-def _run_case(optim_info, kwargs, dtype) -> None:
+def _run_case(optim_info, kwargs, dtype, compiled=False) -> None:
     gen = torch.Generator().manual_seed(0)
     params, constants = _make_params(optim_info, dtype, gen)
     cpu_params = [p.clone().requires_grad_() for p in params]
     tpu_params = [p.to(DEVICE).requires_grad_() for p in params]
     tpu_constants = [c.to(DEVICE) for c in constants]
     run = _run_differentiable if kwargs.get("differentiable") else _run
+    run_on_tpu = functools.partial(_run, compiled=True) if compiled else run
     try:
         with _capturable_on_cpu():
             expected = run(optim_info, _reference_kwargs(kwargs), cpu_params, constants, STEPS)
     except Exception:  # noqa: BLE001  (CPU refuses these hyperparameters: nothing to compare)
         raise Skip()
-    actual = run(optim_info, kwargs, tpu_params, tpu_constants, STEPS)
+    actual = run_on_tpu(optim_info, kwargs, tpu_params, tpu_constants, STEPS)
     tol = LOOSER.get((full_name(optim_info), dtype))
     if kwargs.get("differentiable"):
         (actual, a_through), (expected, e_through) = actual, expected
@@ -189,9 +200,15 @@ def _configurations(optim_info):
             yield f"{desc} & {flag}", dict(base, **{flag: True})
 
 
-def run_optimizer(optim_info, dtype=torch.float32) -> Result:
-    return run_cases(full_name(optim_info), [(desc, functools.partial(_run_case, optim_info, kwargs, dtype))
-                                             for desc, kwargs in _configurations(optim_info)])
+def run_optimizer(optim_info, dtype=torch.float32, compiled=False) -> Result:
+    configurations = list(_configurations(optim_info))
+    if compiled:
+        # L-BFGS's step needs its closure; a differentiable step is for
+        # autograd to record, not for Dynamo.
+        configurations = [] if full_name(optim_info) == "LBFGS" else [
+            (desc, kwargs) for desc, kwargs in configurations if not kwargs.get("differentiable")]
+    return run_cases(full_name(optim_info), [(desc, functools.partial(_run_case, optim_info, kwargs, dtype, compiled))
+                                             for desc, kwargs in configurations])
 
 
 def select_optimizers(names=None):
@@ -201,12 +218,7 @@ def select_optimizers(names=None):
 
 
 def summarize(results, dtype=torch.float32) -> str:
-    counts = count_statuses(results)
-    configs = sum(r.samples for r in results)
-    passed = sum(r.passed for r in results)
-    return (f"optimizers {str(dtype).removeprefix('torch.')}: {len(results)} optimizers: {counts['pass']} fully "
-            f"passing, {counts['partial']} partly, {counts['fail']} failing; configurations passing "
-            f"{passed}/{configs}")
+    return conformance_common.summarize("optimizers", "optimizers", "configurations", results, dtype)
 
 
 def main(argv=None) -> int:
@@ -215,9 +227,12 @@ def main(argv=None) -> int:
     parser.add_argument("--optimizers", nargs="*", help="only these (class names, e.g. AdamW)")
     parser.add_argument("--report", default="optimizer_report.json")
     parser.add_argument("--dtype", default="float32", choices=("float32", "float64"))
+    parser.add_argument("--compile", action="store_true",
+                        help='run the tpu step under torch.compile(backend="tpu")')
     args = parser.parse_args(argv)
     dtype = getattr(torch, args.dtype)
-    run_all(select_optimizers(args.optimizers), lambda item: run_optimizer(item, dtype), summarize, args.report, dtype)
+    run_all(select_optimizers(args.optimizers), lambda item: run_optimizer(item, dtype, args.compile), summarize,
+            args.report, dtype)
     return 0
 
 

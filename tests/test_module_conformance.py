@@ -1,9 +1,12 @@
 """PyTorch's own module and optimizer test inputs against CPU
 (tests/module_conformance.py, tests/optimizer_conformance.py): a
-representative subset of module_db in float32, and every optimizer in
-optim_db in every implementation.
+representative subset of module_db in float32, a sample of test_nn.py's
+older module catalog, and every optimizer in optim_db in every
+implementation.
 
-TORCH_TPU_MODULES=all runs every module in module_db instead.
+TORCH_TPU_MODULES=all runs every module in module_db, and every test of
+test_nn.py's older catalog (tests/nn_tests_conformance.py) where CI runs
+every fourth, instead.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import pytest
 import torch
 
 import module_conformance
+import nn_tests_conformance
 import optimizer_conformance
 
 # One or two modules of every family, as named in module_db.
@@ -47,3 +51,36 @@ def test_optimizer_float32(optim_info):
     result = optimizer_conformance.run_optimizer(optim_info, torch.float32)
     assert result.status == "pass", f"{result.name}: {result.passed}/{result.samples} configurations pass; " \
         f"first failures: {result.errors}"
+
+
+# A few of each under torch.compile(backend="tpu"): the compiled forward /
+# backward graphs, and the compiled optimizer step.
+COMPILED_MODULES = ["nn.Conv2d", "nn.BatchNorm2d", "nn.LayerNorm", "nn.GRUCell"]
+COMPILED_OPTIMIZERS = ["AdamW"]
+
+
+@pytest.mark.parametrize("module_info", module_conformance.select_modules(COMPILED_MODULES),
+                         ids=module_conformance.full_name)
+def test_module_compiled(module_info):
+    result = module_conformance.run_module(module_info, torch.float32, compiled=True)
+    assert result.status == "pass", f"{result.name}: {result.passed}/{result.samples} inputs pass; " \
+        f"first failures: {result.errors}"
+
+
+@pytest.mark.parametrize("optim_info", optimizer_conformance.select_optimizers(COMPILED_OPTIMIZERS),
+                         ids=optimizer_conformance.full_name)
+def test_optimizer_compiled(optim_info):
+    result = optimizer_conformance.run_optimizer(optim_info, torch.float32, compiled=True)
+    assert result.status == "pass", f"{result.name}: {result.passed}/{result.samples} configurations pass; " \
+        f"first failures: {result.errors}"
+
+
+NN_TESTS = nn_tests_conformance.select_tests()
+
+
+@pytest.mark.parametrize("case", NN_TESTS if RUN_ALL else NN_TESTS[::4], ids=lambda case: case[0].name)
+def test_nn_catalog(case):
+    result = nn_tests_conformance.run_test(case)
+    assert result.status == "pass", f"{result.name}: {result.passed}/{result.samples} inputs pass; " \
+        f"first failures: {result.errors}"
+
