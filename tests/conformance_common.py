@@ -174,8 +174,11 @@ def compare(actual, expected, what, values=True, backward=False, tol=None):
                 raise AssertionError(f"{what}: got {type(a).__name__}, CPU gave a tensor")
             a = a.cpu()
             if values:
-                torch.testing.assert_close(a, e, equal_nan=True, check_stride=False,
-                                           **(tol or tolerance(e.dtype, backward)))
+                try:
+                    torch.testing.assert_close(a, e, equal_nan=True, check_stride=False,
+                                               **(tol or tolerance(e.dtype, backward)))
+                except AssertionError as error:
+                    raise AssertionError(f"{what}: {error}") from None
             elif a.shape != e.shape or a.dtype != e.dtype:
                 raise AssertionError(f"{what}: {a.dtype}{list(a.shape)} vs CPU {e.dtype}{list(e.shape)}")
         elif isinstance(e, float) and values:

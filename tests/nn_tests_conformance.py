@@ -62,6 +62,7 @@ def _case(params, criterion):
     random = getattr(test.constructor, "__name__", "") in RANDOM_CONSTRUCTORS
     info = types.SimpleNamespace(
         name=name, module_cls=test.constructor, random_outputs=random, train_and_eval_differ=False,
+        supports_gradgrad=getattr(test, "check_gradgrad", True),
         module_error_inputs_func=None, module_inputs_func=lambda *a, **k: [module_input])
     return info, dtype
 
