@@ -3,9 +3,11 @@
 copied to tpu, and both run each sample input, in training and, where the
 module behaves differently, in eval mode. Compared against CPU: the
 outputs, the buffers after the forward (BatchNorm's running statistics),
-the gradients of the inputs and of every parameter; the same again with
-channels-last inputs and modules where the inputs are 4-d or 5-d. The
-module's error inputs must raise the error PyTorch documents for them.
+the gradients of the inputs and of every parameter, in float64 the second
+derivatives; the same again with channels-last inputs and modules where
+the inputs are 4-d or 5-d. The module's error inputs must raise the error
+PyTorch documents for them. `--compile` runs the tpu module under
+torch.compile(backend="tpu").
 
     python tests/module_conformance.py --all --report modules.json
 
@@ -131,7 +133,9 @@ def _run_input(module_info, module_input, training, dtype, channels_last_rank=No
     compare(dict(tpu_module.named_buffers()), dict(cpu_module.named_buffers()), "buffers", check_values)
     c_out = [o for o in pytree.tree_leaves(expected) if isinstance(o, torch.Tensor) and o.requires_grad]
     t_out = [o for o in pytree.tree_leaves(actual) if isinstance(o, torch.Tensor) and o.requires_grad]
-    if not check_values or not c_out or len(c_out) != len(t_out):
+    if len(c_out) != len(t_out):
+        raise AssertionError(f"{len(t_out)} outputs require grad, CPU's {len(c_out)}")
+    if not check_values or not c_out:
         return
     gen = torch.Generator().manual_seed(0)
     weights = [torch.randn(o.shape, dtype=o.dtype, generator=gen) for o in c_out]
