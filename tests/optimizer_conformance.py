@@ -25,7 +25,6 @@ import conformance_common
 from conformance_common import DEVICE, Result, Skip, compare, run_all, run_cases
 
 STEPS = 4
-IMPLEMENTATIONS = ("foreach", "fused", "differentiable")
 # L-BFGS's state (step sizes, curvature pairs) is compared in float64
 # only: after its 20 iterations a step the problem is solved to float32
 # rounding and those ratios of tiny differences are noise.
