@@ -88,12 +88,6 @@ c10::CachingDeviceAllocator::DeviceStats device_stats(c10::DeviceIndex device) {
   return out;
 }
 
-std::string gib(double bytes) {
-  char text[48];
-  std::snprintf(text, sizeof text, "%.2f GiB", bytes / (1 << 30));
-  return text;
-}
-
 bool on_host_platform() { return runtime::Runtime::get().client().platform_name() == "cpu"; }
 
 // The host memory the kernel can still hand out (MemAvailable), 0 when
@@ -209,7 +203,7 @@ void check_fits_device(c10::DeviceIndex device, double nbytes, const std::string
   const size_t capacity = device_capacity(device);
   std::string limit;
   if (capacity != 0 && nbytes > static_cast<double>(capacity)) {
-    limit = " has a total capacity of " + gib(static_cast<double>(capacity));
+    limit = " has a total capacity of " + format_bytes(static_cast<double>(capacity));
   } else if (on_host_platform()) {
     // Host memory: writing more than is available gets the process killed
     // by the kernel, with no Python error to say why.
@@ -220,16 +214,37 @@ void check_fits_device(c10::DeviceIndex device, double nbytes, const std::string
       available = host_available_bytes();
     }
     if (available > 0 && nbytes > static_cast<double>(available)) {
-      limit = " (the CPU plugin's memory is the host's) has " + gib(static_cast<double>(available)) + " available";
+      limit = " (the CPU plugin's memory is the host's) has " + format_bytes(static_cast<double>(available)) + " available";
     }
   }
   if (limit.empty()) return;
+  throw c10::OutOfMemoryError({__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
+                              note_out_of_memory(device, nbytes, what, "tpu:" + std::to_string(device) + limit + "."));
+}
+
+std::string format_bytes(double bytes) {
+  // CUDA's allocator's units: bytes up to 1 KiB, then KiB, MiB, GiB.
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB"};
+  int unit = 0;
+  while (unit < 3 && bytes >= 1024.0) {
+    bytes /= 1024.0;
+    ++unit;
+  }
+  char text[48];
+  if (unit == 0) {
+    std::snprintf(text, sizeof text, "%.0f bytes", bytes);
+  } else {
+    std::snprintf(text, sizeof text, "%.2f %s", bytes, units[unit]);
+  }
+  return text;
+}
+
+std::string note_out_of_memory(c10::DeviceIndex device, double nbytes, const std::string& what,
+                               const std::string& why) {
   runtime::memory_stats(device).num_ooms.fetch_add(1, std::memory_order_relaxed);
   memory_history::on_out_of_memory(device, static_cast<int64_t>(nbytes),
                                    static_cast<int64_t>(memory_info(device).first));
-  throw c10::OutOfMemoryError({__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
-                              "tpu out of memory. Tried to allocate " + gib(nbytes) + " for " + what + ". tpu:" +
-                                  std::to_string(device) + limit + ".");
+  return "tpu out of memory. Tried to allocate " + format_bytes(nbytes) + " for " + what + ". " + why;
 }
 
 runtime::StorageValue& storage_value(const c10::StorageImpl& storage) {

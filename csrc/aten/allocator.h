@@ -21,6 +21,14 @@ c10::Allocator* tpu_allocator();
 size_t device_capacity(c10::DeviceIndex device);
 void check_fits_device(c10::DeviceIndex device, double nbytes, const std::string& what);
 
+// Counts an out-of-memory error in the statistics and the memory history
+// and returns its message, worded as CUDA's ("tpu out of memory. Tried to
+// allocate 2.00 GiB for `what`. `why`").
+std::string note_out_of_memory(c10::DeviceIndex device, double nbytes, const std::string& what,
+                               const std::string& why);
+// "512 bytes", "20.00 MiB", "1.50 GiB", as CUDA's messages write sizes.
+std::string format_bytes(double bytes);
+
 // Destroys the buffers dropped on every device and not yet handed back to
 // the plugin (runtime/buffer_release.h), waiting for programs that still
 // use them: torch.tpu.empty_cache(), and before refusing an allocation.

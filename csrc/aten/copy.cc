@@ -18,6 +18,7 @@
 #include "aten/dtypes.h"
 #include "aten/graph_capture.h"
 #include "aten/lazy_bits.h"
+#include "aten/memory_limit.h"
 #include "aten/op_runner.h"
 #include "aten/operand.h"
 #include "aten/out_args.h"
@@ -71,6 +72,7 @@ at::Tensor host_to_tpu(const at::Tensor& src, const at::Tensor& dst) {
   const ElementType type = to_element_type(dst.scalar_type(), "aten::copy_");
   const int device = dst.device().index();
   auto& client = runtime::Runtime::get().client();
+  check_transfer_within_limit(device, host.nbytes(), "a copy from the host");
   const int64_t start = runtime::launch_sink_set() ? runtime::steady_now_ns() : -1;
   pjrt::Buffer buffer = client.buffer_from_host(host.data_ptr(), type, host.sizes().vec(), {}, device);
   if (start >= 0) {  // a trace is recording: the transfer is a device row
@@ -175,6 +177,7 @@ at::Tensor copy_from(const at::Tensor& self_in, const at::Tensor& dst, bool non_
   }
   // Across devices: move the dense value, then write it on the target.
   runtime::DeviceBufferPtr value = dense_value(self, "aten::copy_");
+  check_transfer_within_limit(dst.device().index(), value->bytes(), "a copy from another tpu device");
   auto& client = runtime::Runtime::get().client();
   auto moved = std::make_shared<runtime::DeviceBuffer>(
       client.copy_to_device(value->buffer(), dst.device().index()), value->type(), dst.device().index());

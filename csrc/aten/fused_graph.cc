@@ -20,6 +20,7 @@
 #include "aten/backward_cut.h"
 #include "aten/diagnostics.h"
 #include "aten/launch.h"
+#include "aten/memory_limit.h"
 #include "aten/op_runner.h"
 #include "aten/scalar_cache.h"
 #include "runtime/config.h"
@@ -258,6 +259,7 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
     std::vector<DeviceBufferPtr> live;
     std::vector<size_t> output_of_result(results_.size(), kNotOutput);
     std::string key = std::move(key_);
+    const size_t recorded_key_size = key.size();
     key.push_back('|');
     for (size_t i = 0; i < results_.size(); ++i) {
       DeviceBufferPtr buffer = results_[i].lock();
@@ -267,15 +269,8 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
       live_results_.push_back(static_cast<uint32_t>(i));
       append_id(key, 'l', i);
     }
-    const auto run_number = static_cast<uint64_t>(runs_total.fetch_add(1, std::memory_order_relaxed) + 1);
-    auto& s = stats();
-    s.materializations[static_cast<int>(reason)]++;
-    s.graphs_run++;
-    s.graph_ops_run += size();
-    s.results_computed += static_cast<int64_t>(live.size());
-    s.results_dropped += static_cast<int64_t>(results_.size() - barriers_ - live.size());
-    s.chain_barriers += barriers_;
     if (live.empty()) {
+      count_run(reason, 0, 0);
       release_inputs();
       report_to_observer(key, live, {});
       return;
@@ -289,17 +284,48 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
     std::vector<pjrt::Buffer> outputs;
     try {
       outputs = launch_program_keeping(key, name.c_str(), [&] { return text(); }, args, device_, keep);
+    } catch (const MemoryLimitError&) {
+      // Refused before launching: nothing ran and no input was donated, so
+      // the graph stays pending as recorded, and a later read runs it once
+      // memory was freed or the limit raised (what it outputs and aliases
+      // is worked out again then: results may have died meanwhile).
+      key.resize(recorded_key_size);
+      key_ = std::move(key);
+      live_results_.clear();
+      aliases_.clear();
+      built_ = false;
+      text_.clear();
+      ran_ = false;
+      throw;
+    } catch (const c10::Error& e) {
+      error_ = e.what_without_backtrace();
+      throw;
     } catch (const std::exception& e) {
       error_ = e.what();
       throw;
     }
     TORCH_INTERNAL_ASSERT(outputs.size() == live.size(), name, ": wrong number of results");
+    const uint64_t run_number =
+        count_run(reason, static_cast<int64_t>(live.size()), static_cast<int64_t>(aliases_.size() - keep.size()));
     // The program is launched: the graph holds no device memory any more,
     // only what last_graph_text() needs. Donated inputs go before the
     // results are counted, so the statistics see the memory reused.
     release_inputs();
     for (size_t i = 0; i < live.size(); ++i) live[i]->fulfill(std::move(outputs[i]), run_number);
     report_to_observer(key, live, name);
+  }
+
+  // Counts a run in the statistics; returns its number among all graphs' runs.
+  uint64_t count_run(MaterializeReason reason, int64_t computed, int64_t donated) {
+    auto& s = stats();
+    s.materializations[static_cast<int>(reason)]++;
+    s.graphs_run++;
+    s.graph_ops_run += size();
+    s.results_computed += computed;
+    s.results_dropped += static_cast<int64_t>(results_.size()) - barriers_ - computed;
+    s.chain_barriers += barriers_;
+    s.buffers_donated += donated;
+    return static_cast<uint64_t>(runs_total.fetch_add(1, std::memory_order_relaxed) + 1);
   }
 
   // Tells graph capture what ran: the key, where each argument came from,
@@ -387,11 +413,7 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
       aliases_.emplace_back(static_cast<int64_t>(param), static_cast<int64_t>(out));
       append_id(key, 'a', param);
       append_id(key, 't', out);
-      if (parameters_[param].use_count() > 1) {
-        keep.push_back(static_cast<int64_t>(param));
-      } else {
-        stats().buffers_donated++;
-      }
+      if (parameters_[param].use_count() > 1) keep.push_back(static_cast<int64_t>(param));
     }
     return keep;
   }

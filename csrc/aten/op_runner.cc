@@ -18,6 +18,7 @@
 #include "aten/eager_mode.h"
 #include "aten/fused_graph.h"
 #include "aten/launch.h"
+#include "aten/memory_limit.h"
 #include "aten/scalar_cache.h"
 #include "aten/trace_profiler.h"
 #include "cache/compile_cache.h"
@@ -487,6 +488,7 @@ std::vector<pjrt::Buffer> launch_program_keeping(const std::string& key, const c
   finish_compile_note(cache::CompileCache::compiles_on_this_thread() != compiles_before);
   pjrt::LoadedExecutable::Result result;
   const int64_t launch_ns = runtime::device_time_enabled() ? runtime::steady_now_ns() : -1;
+  check_launch_within_limit(device, *executable, non_donatable.empty(), op);
   try {
     result = executable->execute(args, device, non_donatable);
   } catch (const pjrt::PjrtError& e) {

@@ -356,6 +356,25 @@ struct ExecutableFingerprintArgs {
   const char* fingerprint;
   size_t fingerprint_size;
 };
+// Mirrors xla::CompiledMemoryStats: what one execution takes on the device
+// (and on the host, for programs that keep data there).
+struct ExecutableMemoryStatsArgs {
+  TORCH_TPU_PJRT_ARGS_HEADER;
+  Executable* executable;
+  int64_t generated_code_size_in_bytes;
+  int64_t argument_size_in_bytes;
+  int64_t output_size_in_bytes;
+  int64_t alias_size_in_bytes;  // argument bytes reused as outputs
+  int64_t temp_size_in_bytes;
+  int64_t host_generated_code_size_in_bytes;
+  int64_t host_argument_size_in_bytes;
+  int64_t host_output_size_in_bytes;
+  int64_t host_alias_size_in_bytes;
+  int64_t host_temp_size_in_bytes;
+  // Later minor versions; a plugin older than them ignores the extra bytes.
+  int64_t peak_memory_in_bytes;
+  int64_t total_size_in_bytes;
+};
 struct ExecutableSerializeArgs {
   TORCH_TPU_PJRT_ARGS_HEADER;
   const Executable* executable;
@@ -576,7 +595,7 @@ struct Api {
   UnusedSlot Client_CreateViewOfDeviceBuffer;
   Fn<ExecutableFingerprintArgs> Executable_Fingerprint;
   UnusedSlot Client_TopologyDescription;
-  UnusedSlot Executable_GetCompiledMemoryStats;
+  Fn<ExecutableMemoryStatsArgs> Executable_GetCompiledMemoryStats;
   UnusedSlot Memory_Kind_Id;
   UnusedSlot ExecuteContext_Create;
   UnusedSlot ExecuteContext_Destroy;

@@ -88,6 +88,20 @@ std::string LoadedExecutable::fingerprint() const {
   return std::string(args.fingerprint, args.fingerprint_size);
 }
 
+const std::optional<ExecutionMemory>& LoadedExecutable::execution_memory() const {
+  std::call_once(memory_once_, [this] {
+    if (!TORCH_TPU_PJRT_HAS(client_->plugin(), Executable_GetCompiledMemoryStats)) return;
+    auto args = c::make_args<c::ExecutableMemoryStatsArgs>();
+    args.executable = executable_;
+    if (c::Error* error = api()->Executable_GetCompiledMemoryStats(&args)) {
+      (void)consume_error(api(), error, "PJRT_Executable_GetCompiledMemoryStats");
+      return;
+    }
+    memory_ = ExecutionMemory{args.output_size_in_bytes, args.alias_size_in_bytes};
+  });
+  return memory_;
+}
+
 std::string LoadedExecutable::serialize() const {
   auto args = c::make_args<c::ExecutableSerializeArgs>();
   args.executable = executable_;

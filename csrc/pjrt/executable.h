@@ -3,6 +3,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,12 @@ struct OutputSpec {
   std::vector<int64_t> dims;
 };
 
+// What one execution takes on its device, from XLA's buffer assignment.
+struct ExecutionMemory {
+  int64_t outputs = 0;  // bytes of the results
+  int64_t aliased = 0;  // of those, bytes that reuse donated arguments
+};
+
 class LoadedExecutable {
  public:
   LoadedExecutable(std::shared_ptr<const Client> client,
@@ -33,6 +41,8 @@ class LoadedExecutable {
   int64_t generated_code_size() const;
   // Empty when the plugin does not compute one.
   std::string fingerprint() const;
+  // Asked of the plugin once; nullopt when it does not say.
+  const std::optional<ExecutionMemory>& execution_memory() const;
 
   // Opaque bytes that Client::deserialize turns back into this program,
   // on the same plugin and XLA version.
@@ -57,6 +67,8 @@ class LoadedExecutable {
   c::Executable* executable_;  // owned view used for metadata queries
   std::string name_;
   std::vector<OutputSpec> outputs_;
+  mutable std::once_flag memory_once_;
+  mutable std::optional<ExecutionMemory> memory_;
 };
 
 }  // namespace torch_tpu::pjrt

@@ -20,6 +20,7 @@
 #include "aten/device_guard.h"
 #include "aten/fused_graph.h"
 #include "aten/generator.h"
+#include "aten/memory_limit.h"
 #include "aten/trace_profiler.h"
 #include "python/bindings.h"
 #include "runtime/buffer_release.h"
@@ -187,6 +188,10 @@ void bind_device(py::module_& m) {
   d.def("buffers_awaiting_release", [](int device) {
     return runtime::buffers_awaiting_release(checked(device));
   }, py::arg("device"), "Buffers dropped on the device and not yet handed back to the plugin");
+  d.def("set_memory_fraction", [](double fraction, int device) {
+    aten::set_memory_fraction(checked(device), fraction);
+  }, py::arg("fraction"), py::arg("device"), "Caps the process's device memory (set_per_process_memory_fraction)");
+  d.def("memory_fraction", [](int device) { return aten::memory_fraction(checked(device)); }, py::arg("device"));
   d.def("reset_peak_memory_stats", [](int device) {
     runtime::memory_stats(checked(device)).reset_peak();
   }, py::arg("device"));

@@ -16,6 +16,7 @@ from typing import Any
 
 __all__ = [
     "empty_cache",
+    "get_per_process_memory_fraction",
     "max_memory_allocated",
     "max_memory_cached",
     "max_memory_reserved",
@@ -31,6 +32,7 @@ __all__ = [
     "reset_max_memory_allocated",
     "reset_max_memory_cached",
     "reset_peak_memory_stats",
+    "set_per_process_memory_fraction",
 ]
 
 
@@ -137,6 +139,32 @@ def mem_get_info(device: Any = None) -> tuple[int, int]:
     import torch
 
     return torch.accelerator.get_memory_info(torch.device("tpu", _index(device)))
+
+
+def set_per_process_memory_fraction(fraction: float, device: Any = None) -> None:
+    """Caps this process's memory on a tpu device at ``fraction`` of its
+    total (mem_get_info()[1]), as torch.cuda's caps its caching allocator:
+    a program whose results, or a copy to the device, would take the live
+    buffers (memory_allocated()) past the cap raises torch.OutOfMemoryError
+    before it runs, and a fused graph refused so stays pending. Arguments
+    reused by in-place updates (donated buffers) count once; XLA's scratch
+    buffers while a program runs are the plugin's and not counted, as
+    memory_allocated() does not count them."""
+    from torch_tpu import _C
+
+    index = _index(device)
+    if not isinstance(fraction, float):
+        raise TypeError("Invalid type for fraction argument, must be `float`")
+    if fraction < 0 or fraction > 1:
+        raise ValueError(f"Invalid fraction value: {fraction}. Allowed range: 0~1")
+    _C.device.set_memory_fraction(fraction, index)
+
+
+def get_per_process_memory_fraction(device: Any = None) -> float:
+    """The fraction set_per_process_memory_fraction() set; 1.0 until then."""
+    from torch_tpu import _C
+
+    return _C.device.memory_fraction(_index(device))
 
 
 def reset_max_memory_allocated(device: Any = None) -> None:
