@@ -60,7 +60,8 @@ class Result:
 
 
 class Skip(Exception):
-    """CPU refuses the case too: there is nothing to compare."""
+    """The reference (CPU, or the shape function) refuses the case too:
+    there is nothing to compare."""
 
 
 def run_cases(name: str, cases) -> Result:

@@ -6,6 +6,10 @@ Run all of op_db and write a JSON report:
 
     python tests/opinfo_conformance.py --all --report opinfo.json
 
+`--refs` runs `python_ref_db` instead: PyTorch's Python references
+(`torch._refs`, the decompositions torch.compile traces through), whose
+prims run as aten ops on the device.
+
 `tests/test_opinfo.py` runs a representative subset in CI and checks that
 only the listed expected failures fail.
 """
@@ -31,6 +35,7 @@ RANDOM_OPS = {
     "torch.ops.aten._efficientzerotensor", "empty", "empty_like", "empty_strided", "new_empty",
     "new_empty_strided", "empty_permuted", "nn.functional.fractional_max_pool2d",
     "nn.functional.fractional_max_pool3d", "randperm", "item",
+    "normal_",  # a reference's name (python_ref_db)
 }
 
 # Samples that are random although their op is not (dropout inside).
@@ -53,6 +58,13 @@ GAUGE_OPS = {"linalg.eigh", "linalg.svd", "svd", "svd_lowrank", "pca_lowrank", "
 # (PyTorch requires it), as users call them.
 HOST_ARGUMENT_OPS = {"tensor_split"}
 
+# Ops whose saved statistics (outputs 1 and 2) follow PyTorch's shape
+# functions for accelerators, as CUDA's kernels do, not CPU's: in the
+# input's accumulation type (float32 for a 16-bit input), and batch norm's
+# in evaluation mode the running mean and 1 / sqrt(running variance + eps),
+# where CPU returns empty tensors.
+NORM_STATISTICS_OPS = {"native_layer_norm", "native_batch_norm", "_native_batch_norm_legit", "_batch_norm_with_update"}
+
 DTYPES = ("float32", "float64", "bfloat16", "float16", "complex64", "int64", "int32", "bool")
 
 
@@ -60,11 +72,35 @@ def full_name(op) -> str:
     return op.name + ("." + op.variant_test_name if op.variant_test_name else "")
 
 
+def base_name(op) -> str:
+    """The op's name without a reference's `_refs.` prefix: what the sets
+    above name."""
+    return op.name.removeprefix("_refs.")
+
+
 def _move_sample(sample, device, host_arguments=False):
     move = lambda v: pytree.tree_map(lambda x: to_device(x, device), v)  # noqa: E731
     rest = "cpu" if host_arguments else device
     move_rest = lambda v: pytree.tree_map(lambda x: to_device(x, rest), v)  # noqa: E731
     return move(sample.input), move_rest(tuple(sample.args)), move_rest(dict(sample.kwargs))
+
+
+def _accelerator_statistics(sample, expected, actual):
+    """(expected, actual) of a NORM_STATISTICS_OPS op with the statistics
+    compared as an accelerator's shape function gives them: the tpu's must
+    be in the accumulation type, and are compared in CPU's type (CPU rounds
+    them to it)."""
+    out, mean, rstd, *rest = expected
+    acc = torch.float32 if out.dtype in (torch.float16, torch.bfloat16) else out.dtype
+    for t in actual[1:3]:
+        if t.dtype != acc:
+            raise AssertionError(f"forward: statistics of dtype {t.dtype}, expected {acc} (the accumulation type)")
+    if mean.numel() == 0 and sample.input.numel() > 0:  # batch norm in evaluation mode
+        running_mean, running_var, eps = sample.args[2], sample.args[3], sample.args[6]
+        mean = running_mean.detach().to(acc).to(mean.dtype)
+        rstd = torch.rsqrt(running_var.detach().to(acc) + eps).to(rstd.dtype)
+    actual = (actual[0], actual[1].to(mean.dtype), actual[2].to(rstd.dtype), *actual[3:])
+    return (out, mean, rstd, *rest), actual
 
 
 def _grad_inputs(inputs) -> list:
@@ -78,16 +114,19 @@ def _differentiable(outputs) -> list:
 
 def _run_sample(op, sample, dtype) -> None:
     """Raises on a mismatch; NotImplementedError when the tpu refuses."""
-    check_values = op.name not in RANDOM_OPS and not RANDOM_SAMPLES.get(op.name, lambda s: False)(sample)
+    name = base_name(op)
+    check_values = name not in RANDOM_OPS and not RANDOM_SAMPLES.get(name, lambda s: False)(sample)
     with torch.random.fork_rng(devices=[]):
         try:
             c_in, c_args, c_kwargs = _move_sample(sample, "cpu")
             expected = op(c_in, *c_args, **c_kwargs)
         except Exception:  # CPU refuses this sample too: nothing to compare
             raise Skip()
-    t_in, t_args, t_kwargs = _move_sample(sample, DEVICE, op.name in HOST_ARGUMENT_OPS)
+    t_in, t_args, t_kwargs = _move_sample(sample, DEVICE, name in HOST_ARGUMENT_OPS)
     actual = op(t_in, *t_args, **t_kwargs)
-    if op.name in GAUGE_OPS:
+    if name in NORM_STATISTICS_OPS:
+        expected, actual = _accelerator_statistics(sample, expected, actual)
+    if name in GAUGE_OPS:
         expected, actual = sample.output_process_fn_grad(expected), sample.output_process_fn_grad(actual)
     compare(actual, expected, "forward", check_values)
     if not (op.supports_autograd and check_values and (dtype.is_floating_point or dtype.is_complex)):
@@ -113,10 +152,10 @@ def run_op(op, dtype=torch.float32, max_samples=None) -> Result:
     return run_cases(full_name(op), [("", functools.partial(_run_sample, op, s, dtype)) for s in samples[:max_samples]])
 
 
-def select_ops(names=None, dtype=torch.float32):
-    from torch.testing._internal.common_methods_invocations import op_db
+def select_ops(names=None, dtype=torch.float32, refs=False):
+    from torch.testing._internal.common_methods_invocations import op_db, python_ref_db
 
-    ops = [op for op in op_db if dtype in op.supported_dtypes("cpu")]
+    ops = [op for op in (python_ref_db if refs else op_db) if dtype in op.supported_dtypes("cpu")]
     if names is not None:
         wanted = set(names)
         ops = [op for op in ops if full_name(op) in wanted or op.name in wanted]
@@ -130,6 +169,7 @@ def summarize(results, dtype=torch.float32) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--all", action="store_true", help="every op in op_db (default: the CI subset)")
+    parser.add_argument("--refs", action="store_true", help="every reference in python_ref_db instead of op_db")
     parser.add_argument("--ops", nargs="*", help="only these ops (OpInfo names)")
     parser.add_argument("--max-samples", type=int, default=None)
     parser.add_argument("--report", default="opinfo_report.json")
@@ -138,8 +178,9 @@ def main(argv=None) -> int:
     from test_opinfo import CI_OPS
 
     dtype = getattr(torch, args.dtype)
-    names = args.ops if args.ops else (None if args.all else CI_OPS)
-    run_all(select_ops(names, dtype), lambda op: run_op(op, dtype, args.max_samples), summarize, args.report, dtype)
+    names = args.ops if args.ops else (None if args.all or args.refs else CI_OPS)
+    run_all(select_ops(names, dtype, args.refs), lambda op: run_op(op, dtype, args.max_samples), summarize,
+            args.report, dtype)
     return 0
 
 

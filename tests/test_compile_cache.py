@@ -11,7 +11,6 @@ import sys
 import threading
 import uuid
 
-import numpy as np
 import pytest
 
 from torch_tpu import runtime

@@ -152,7 +152,15 @@ def test_layer_norm(shapes, affine):
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float64], ids=str)
 def test_layer_norm_dtypes(dtype):
     x, w, b = make((3, 8), dtype, 1), make((8,), dtype, 2), make((8,), dtype, 3)
-    assert_same(lambda x, w, b: torch.native_layer_norm(x, [8], w, b, 1e-5), x, w, b)
+    assert_same(lambda x, w, b: torch.native_layer_norm(x, [8], w, b, 1e-5)[0], x, w, b)
+    # The statistics are in the accumulation type, as PyTorch's shape function
+    # gives an accelerator's (and CUDA's kernel): compared with CPU's in it.
+    acc = torch.float64 if dtype == torch.float64 else torch.float32
+    _, mean, rstd = torch.native_layer_norm(to_tpu(x), [8], to_tpu(w), to_tpu(b), 1e-5)
+    _, cpu_mean, cpu_rstd = torch.native_layer_norm(x.to(acc), [8], None, None, 1e-5)
+    assert mean.dtype == rstd.dtype == acc
+    torch.testing.assert_close(mean.cpu(), cpu_mean)
+    torch.testing.assert_close(rstd.cpu(), cpu_rstd)
     assert_grads(lambda x, w, b: F.layer_norm(x, (8,), w, b), x, w, b,
                  **({} if dtype == torch.float64 else dict(rtol=2e-2, atol=2e-2)))
 

@@ -1,6 +1,7 @@
 """OpInfo conformance (tests/opinfo_conformance.py) on a representative
-subset of PyTorch's op_db in float32, and a smaller one in complex64:
-forward and gradients against CPU.
+subset of PyTorch's op_db in float32, and a smaller one in complex64, and
+on every Python reference of python_ref_db: forward and gradients against
+CPU.
 
 TORCH_TPU_OPINFO=all runs every op in op_db instead (a report, not a gate:
 ops outside CI_OPS may fail). The JSON report goes to
@@ -102,6 +103,22 @@ def test_opinfo_float32(op):
         pytest.skip(f"{result.status}: {result.errors[:1]}")
     assert result.status in ("pass", "no-samples"), f"{name}: {result.passed}/{result.samples} samples pass; " \
         f"first failures: {result.errors}"
+
+
+# PyTorch's Python references (torch._refs, what torch.compile's
+# decompositions trace through): every one, on its first samples.
+REF_SAMPLES = 2
+UNSUPPORTED_REFS = {"_refs._conversions.chalf": "complex32 is not a tpu dtype"}
+
+
+@pytest.mark.parametrize("op", conformance.select_ops(refs=True), ids=conformance.full_name)
+def test_python_reference_float32(op):
+    result = conformance.run_op(op, torch.float32, REF_SAMPLES)
+    if result.name in UNSUPPORTED_REFS:
+        assert result.status == "unsupported", f"{result.name} now runs: drop it from UNSUPPORTED_REFS"
+        return
+    assert result.status in ("pass", "no-samples"), f"{result.name}: {result.passed}/{result.samples} samples " \
+        f"pass; first failures: {result.errors}"
 
 
 @pytest.mark.parametrize("op", conformance.select_ops(CI_COMPLEX_OPS, torch.complex64), ids=conformance.full_name)

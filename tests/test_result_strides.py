@@ -167,7 +167,7 @@ CHANNELS_LAST = {
 
 
 @pytest.mark.parametrize("name", sorted(CHANNELS_LAST))
-def test_channels_last_results_stay_channels_last(name):
+def test_channels_last_results_match_their_shape_functions(name):
     """Pooling, resampling, normalization, sort and flip keep an NHWC input's
     layout, as CPU and their shape functions do."""
     fn = CHANNELS_LAST[name]
@@ -303,8 +303,13 @@ CHANNELS_LAST_OPS = {
     "pixel_unshuffle": lambda x: F.pixel_unshuffle(x[..., :4, :6], 2),
     "channel_shuffle": lambda x: F.channel_shuffle(x, 2),
     "native_channel_shuffle": lambda x: F.native_channel_shuffle(x, 2),
-    "max_unpool2d": lambda x: F.max_unpool2d(*F.max_pool2d(x[..., :4, :4], 2, return_indices=True), 2),
 }
+
+
+def test_max_unpool2d_of_a_channels_last_input_is_contiguous_as_its_shape_function_says():
+    # CUDA's kernel too; CPU's keeps the channels_last format.
+    x = channels_last(2, 4, 4, 4)
+    assert_strides_match_fake(lambda x: F.max_unpool2d(*F.max_pool2d(x, 2, return_indices=True), 2), to_tpu(x))
 
 
 @pytest.mark.parametrize("name", sorted(CHANNELS_LAST_OPS))
@@ -441,12 +446,13 @@ def test_export_with_a_dynamic_batch_through_attention():
     torch.testing.assert_close(exported.module()(to_tpu(x)).cpu(), AttentionInHfLayout()(x), rtol=1e-4, atol=1e-5)
 
 
-def test_nonzero_is_stored_by_columns_as_on_cpu():
+def test_nonzero_is_stored_by_columns_as_its_shape_function_says():
     x = torch.tensor([[1.0, 0.0, 2.0], [0.0, 3.0, 0.0]])
-    for make in (lambda t: torch.nonzero(t), lambda t: torch.nonzero_static(t, size=5)):
+    for make, strides in ((lambda t: torch.nonzero(t), (1, 3)), (lambda t: torch.nonzero_static(t, size=5), (1, 5))):
         expected, actual = make(x), make(x.to("tpu"))
-        assert actual.stride() == expected.stride()
+        assert actual.stride() == strides  # CPU stores nonzero_static by rows, CUDA by columns
         assert actual.cpu().tolist() == expected.tolist()
+    assert_strides_match_fake(lambda t: torch.nonzero_static(t, size=5), x.to("tpu"))
     out = torch.empty(0, dtype=torch.long, device="tpu")
     torch.nonzero(x.to("tpu"), out=out)
     assert out.stride() == torch.nonzero(x).stride()

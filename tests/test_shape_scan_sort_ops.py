@@ -13,7 +13,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from tpu_testing import TPU, assert_grad, assert_same, to_tpu
+from tpu_testing import TPU, assert_grad, assert_same
 
 DTYPES = [torch.float32, torch.bfloat16, torch.int64, torch.bool]
 

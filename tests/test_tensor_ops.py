@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from torch_tpu import runtime
-from tpu_testing import assert_same, to_tpu
+from tpu_testing import assert_same
 
 SHAPES = [((), ()), ((0,), (0,)), ((5,), (5,)), ((2, 3), (2, 3)), ((2, 1), (1, 3)), ((4, 3), (3,)), ((2, 3), ())]
 FLOATS = [torch.float32, torch.bfloat16, torch.float16, torch.float64]

@@ -5,12 +5,11 @@ in-place and out= forms, errors, and gradients through autograd."""
 
 from __future__ import annotations
 
-import math
 
 import pytest
 import torch
 
-from tpu_testing import assert_same, to_tpu, assert_grad
+from tpu_testing import assert_grad, assert_same
 
 NAN, INF = float("nan"), float("inf")
 

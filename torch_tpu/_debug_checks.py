@@ -114,6 +114,35 @@ def _say_not_compared(func) -> None:
 # this many outputs are compared.
 _COMPARED_OUTPUTS = {"aten::_embedding_bag": 1, "aten::_embedding_bag_forward_only": 1}
 
+# Ops whose saved statistics (outputs 1 and 2) are in the accumulation
+# type, as PyTorch's shape functions give an accelerator's (CUDA's kernels
+# too), where CPU's are in the input's type; in evaluation mode batch norm's
+# are the running ones, where CPU's are empty. They are compared in CPU's
+# type, and not at all when CPU's are empty.
+_STATISTICS_OUTPUTS = {
+    "aten::native_layer_norm", "aten::native_batch_norm", "aten::_native_batch_norm_legit",
+    "aten::_batch_norm_with_update",
+}
+
+# The backward ops taking those statistics: positions of (mean, rstd), of
+# the input and of the weight. CPU's kernels want the statistics in the
+# weight's type (the input's without one), so the comparison run gets them so.
+_STATISTICS_ARGUMENTS = {
+    "aten::native_layer_norm_backward": ((3, 4), 1, 5),
+    "aten::native_batch_norm_backward": ((5, 6), 1, 2),
+    "aten::batch_norm_backward": ((5, 6), 1, 2),
+}
+
+
+def _statistics_as_cpu_takes_them(name: str, cpu_args: tuple) -> tuple:
+    stats, input_at, weight_at = _STATISTICS_ARGUMENTS[name]
+    if len(cpu_args) <= max(*stats, weight_at):
+        return cpu_args
+    weight = cpu_args[weight_at]
+    dtype = weight.dtype if isinstance(weight, torch.Tensor) else cpu_args[input_at].dtype
+    return tuple(a.to(dtype) if i in stats and isinstance(a, torch.Tensor) else a for i, a in enumerate(cpu_args))
+
+
 # Ops returning (values, indices) of elements chosen along a dim. Among tied
 # values either index is right (the tpu sort is stable, CPU's is not), so
 # the indices are checked by what they point at, not against CPU's.
@@ -279,6 +308,8 @@ class DebugChecks(TorchDispatchMode):
         if compare:
             to_cpu = lambda x: x.detach().cpu().clone() if _is_tpu(x) else x  # noqa: E731
             cpu_args, cpu_kwargs = tree_map(to_cpu, (args, kwargs))
+            if name in _STATISTICS_ARGUMENTS:
+                cpu_args = _statistics_as_cpu_takes_them(name, cpu_args)
             if "device" in cpu_kwargs:
                 cpu_kwargs["device"] = torch.device("cpu")
         held = _nonfinite_inputs(flat_inputs) if self.check_finite and not func.is_view else None
@@ -326,6 +357,10 @@ class DebugChecks(TorchDispatchMode):
             compared = _COMPARED_OUTPUTS.get(name, len(got))
             cpu_inputs = tree_flatten((cpu_args, cpu_kwargs))[0]
             for i, (g, want) in enumerate(zip(got[:compared], expected)):
+                if name in _STATISTICS_OUTPUTS and i in (1, 2):
+                    if not want.numel():
+                        continue
+                    g = g.to(want.dtype)
                 if i != indices:
                     self._compare(func, g, want, cpu_inputs)
         return out

@@ -393,9 +393,9 @@ Tensor tpu_max_unpool(const Tensor& self, const Tensor& indices, c10::IntArrayRe
 }
 
 Tensor tpu_max_unpool2d(const Tensor& self, const Tensor& indices, c10::SymIntArrayRef output_size) {
-  // CPU keeps a channels_last input's format (its 3-D kernel does not).
-  return in_memory_format_of(
-      tpu_max_unpool(self, indices, C10_AS_INTARRAYREF_SLOW(output_size), 2, "max_unpooling2d_forward_out"), self);
+  // Contiguous whatever the input's format, as CUDA's kernel and PyTorch's
+  // shape function make it (CPU's keeps a channels_last input's format).
+  return tpu_max_unpool(self, indices, C10_AS_INTARRAYREF_SLOW(output_size), 2, "max_unpooling2d_forward_out");
 }
 
 Tensor& tpu_max_unpool2d_out(const Tensor& self, const Tensor& indices, c10::SymIntArrayRef output_size, Tensor& out) {

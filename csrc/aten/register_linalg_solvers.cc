@@ -67,11 +67,12 @@ Tensor& tpu_cholesky_out(const Tensor& self, bool upper, Tensor& out) {
 Tensor tpu_cholesky_solve_helper(const Tensor& self, const Tensor& a, bool upper) {
   check_matrix(a, "cholesky_solve", "A", true);
   check_same_dtype(a, self, "cholesky_solve");
-  return run_linalg("aten::_cholesky_solve_helper", flags({upper}), {self, a},
-             [upper](hlo::Builder& b, const Values& t) {
-               return Values{ops::lower_cholesky_solve(b, t[0], t[1], upper)};
-             })
-      .at(0);
+  // Column-major, as LAPACK's result and PyTorch's shape function are.
+  return column_major(run_linalg("aten::_cholesky_solve_helper", flags({upper}), {self, a},
+                                 [upper](hlo::Builder& b, const Values& t) {
+                                   return Values{ops::lower_cholesky_solve(b, t[0], t[1], upper)};
+                                 })
+                          .at(0));
 }
 
 Tensor& tpu_cholesky_solve_helper_out(const Tensor& self, const Tensor& a, bool upper, Tensor& out) {
@@ -81,11 +82,11 @@ Tensor& tpu_cholesky_solve_helper_out(const Tensor& self, const Tensor& a, bool 
 
 Tensor tpu_cholesky_inverse(const Tensor& self, bool upper) {
   check_matrix(self, "cholesky_inverse", "input", true);
-  return run_linalg("aten::cholesky_inverse", flags({upper}), {self},
-             [upper](hlo::Builder& b, const Values& t) {
-               return Values{ops::lower_cholesky_inverse(b, t[0], upper)};
-             })
-      .at(0);
+  return column_major(run_linalg("aten::cholesky_inverse", flags({upper}), {self},
+                                 [upper](hlo::Builder& b, const Values& t) {
+                                   return Values{ops::lower_cholesky_inverse(b, t[0], upper)};
+                                 })
+                          .at(0));
 }
 
 Tensor& tpu_cholesky_inverse_out(const Tensor& self, bool upper, Tensor& out) {

@@ -175,8 +175,9 @@ at::Tensor nonzero_any(const at::Tensor& self, std::optional<int64_t> static_siz
   auto body = [count, with_fill](hlo::Builder& b, const Values& t, const Values& s) {
     return Values{ops::lower_nonzero(b, t[0], count, with_fill ? &s[0] : nullptr)};
   };
-  // nonzero's result is stored by columns ([count, dim] with strides
-  // (1, count)), as on CPU and in its shape function; nonzero_static's by rows.
+  // The result is stored by columns ([count, dim] with strides (1, count)),
+  // as CUDA's kernels and PyTorch's shape functions give it (CPU's
+  // nonzero_static is stored by rows).
   const std::vector<int64_t> by_columns{1, count};
   if (out) {
     check_exact(at::kLong, *out);
@@ -187,7 +188,7 @@ at::Tensor nonzero_any(const at::Tensor& self, std::optional<int64_t> static_siz
     return *out;
   }
   at::Tensor result = run_op(call, body).at(0);
-  if (static_size || self.dim() == 0) return result;
+  if (self.dim() == 0) return result;
   // One column: the same memory either way, so a view gives CPU's strides.
   return self.dim() == 1 ? result.as_strided({count, 1}, by_columns) : with_strides(result, by_columns);
 }

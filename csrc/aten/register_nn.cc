@@ -26,6 +26,7 @@
 #include "aten/index_checks.h"
 #include "aten/op_runner.h"
 #include "aten/result_layout.h"
+#include "ops/broadcast.h"
 #include "ops/nn/embedding.h"
 #include "ops/nn/layer_norm.h"
 #include "ops/nn/loss.h"
@@ -107,26 +108,23 @@ at::Tensor& embedding_renorm_(at::Tensor& self, const at::Tensor& indices, doubl
 
 // ---- layer norm ----------------------------------------------------------
 
-// mean / rstd are f32 for a 16-bit input with f32 parameters ("mixed"),
-// else of the input's type; the parameters must match one of the two.
+// mean / rstd are in the input's accumulation type (f32 for a 16-bit
+// input), as PyTorch's shape function gives them for an accelerator (and
+// CUDA's kernel; CPU's are f32 only with f32 parameters). The parameters
+// must be of the input's type, or f32 for a 16-bit input ("mixed").
 ElementType layer_norm_stat_type(const at::Tensor& input, const at::Tensor* weight, const at::Tensor* bias) {
   check_float(input, "LayerNormKernelImpl");
   const c10::ScalarType in = input.scalar_type();
   const bool reduced = in == at::kBFloat16 || in == at::kHalf;
-  c10::ScalarType stat = in;
   for (const at::Tensor* p : {weight, bias}) {
-    if (!p) continue;
-    if (reduced && p->scalar_type() == at::kFloat) {
-      stat = at::kFloat;
-      continue;
-    }
+    if (!p || (reduced && p->scalar_type() == at::kFloat)) continue;
     TORCH_CHECK(p->scalar_type() == in, "layer_norm: expected weight and bias of dtype ", in,
                 reduced ? " or Float" : "", " (the input's), but got ", p->scalar_type());
   }
   TORCH_CHECK(!(weight && bias) || weight->scalar_type() == bias->scalar_type(),
               "layer_norm: expected weight and bias to have the same dtype, but got ", weight->scalar_type(),
               " and ", bias->scalar_type());
-  return to_element_type(stat, "aten::native_layer_norm");
+  return ops::accumulation_type(to_element_type(in, "aten::native_layer_norm"));
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm(const at::Tensor& input,

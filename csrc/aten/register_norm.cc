@@ -116,8 +116,11 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_forward(const at::Tens
   check_features("bias", channels, bias);
   check_features("running_mean", channels, running_mean);
   check_features("running_var", channels, running_var);
-  const c10::ScalarType stat = stat_dtype(input, {weight, bias, running_mean, running_var}, "batch_norm");
-  const ElementType stat_type = to_element_type(stat, op);
+  const c10::ScalarType param = stat_dtype(input, {weight, bias, running_mean, running_var}, "batch_norm");
+  // The saved statistics are in the accumulation type, as PyTorch's shape
+  // function gives them for an accelerator (and CUDA's kernel); CPU's are
+  // in the parameters' type.
+  const ElementType stat_type = ops::accumulation_type(to_element_type(param, op));
   std::string attributes(1, static_cast<char>(stat_type));
   put(attributes, eps);
   OpCall call{op, "", {input}, {}};
@@ -128,13 +131,11 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_forward(const at::Tens
     attributes.push_back('e');
     auto idx = add_optional<4>(call, {weight, bias, running_mean, running_var}, attributes);
     call.attributes = std::move(attributes);
-    at::Tensor out = run_op(call, [=](hlo::Builder& b, const std::vector<hlo::Value>& t,
-                                      const std::vector<hlo::Value>&) {
-      return std::vector<hlo::Value>{
-          ops::lower_batch_norm_inference(b, t[0], pick(t, idx[0]), pick(t, idx[1]), t[idx[2]], t[idx[3]], eps)};
-    }).at(0);
-    auto empty = at::empty({0}, input.options().dtype(stat));
-    return {in_layout_of(out, input), empty, at::empty({0}, input.options().dtype(stat))};
+    auto out = run_op(call, [=](hlo::Builder& b, const std::vector<hlo::Value>& t, const std::vector<hlo::Value>&) {
+      auto r = ops::lower_batch_norm_inference(b, t[0], pick(t, idx[0]), pick(t, idx[1]), t[idx[2]], t[idx[3]], eps);
+      return std::vector<hlo::Value>{r.out, r.save_mean, r.save_invstd};
+    });
+    return {in_layout_of(out.at(0), input), out.at(1), out.at(2)};
   }
 
   TORCH_CHECK(input.numel() > 0, "input tensor must have at least one element, but got input_sizes = ",

@@ -88,14 +88,20 @@ BatchNormOutputs lower_batch_norm_training(hlo::Builder& b, const hlo::Value& x,
   return r;
 }
 
-hlo::Value lower_batch_norm_inference(hlo::Builder& b, const hlo::Value& x, const std::optional<hlo::Value>& weight,
-                                      const std::optional<hlo::Value>& bias, const hlo::Value& running_mean,
-                                      const hlo::Value& running_var, double eps) {
+BatchNormOutputs lower_batch_norm_inference(hlo::Builder& b, const hlo::Value& x,
+                                            const std::optional<hlo::Value>& weight,
+                                            const std::optional<hlo::Value>& bias, const hlo::Value& running_mean,
+                                            const hlo::Value& running_var, double eps) {
   const ElementType acc = accumulation_type(x.dtype());
   hlo::Value var = convert_to(b, running_var, acc);
+  hlo::Value mean = convert_to(b, running_mean, acc);
   hlo::Value invstd = b.rsqrt(b.add(var, splat(b, eps, var)));
-  hlo::Value y = normalize(b, convert_to(b, x, acc), convert_to(b, running_mean, acc), invstd, weight, bias);
-  return convert_to(b, y, x.dtype());
+  hlo::Value y = normalize(b, convert_to(b, x, acc), mean, invstd, weight, bias);
+  BatchNormOutputs r;
+  r.out = convert_to(b, y, x.dtype());
+  r.save_mean = mean;
+  r.save_invstd = invstd;
+  return r;
 }
 
 BatchNormGrads lower_batch_norm_backward(hlo::Builder& b, const hlo::Value& grad_out, const hlo::Value& x,

@@ -32,10 +32,14 @@ BatchNormOutputs lower_batch_norm_training(hlo::Builder& b, const hlo::Value& x,
                                            const std::optional<hlo::Value>& momentum, double eps,
                                            ElementType stat_type);
 
-// Inference: normalizes with the running statistics; returns x's dtype.
-hlo::Value lower_batch_norm_inference(hlo::Builder& b, const hlo::Value& x, const std::optional<hlo::Value>& weight,
-                                      const std::optional<hlo::Value>& bias, const hlo::Value& running_mean,
-                                      const hlo::Value& running_var, double eps);
+// Inference: normalizes with the running statistics. The saved statistics
+// are the running mean and 1 / sqrt(running variance + eps) in x's
+// accumulation type, as PyTorch's shape function gives an accelerator
+// (CUDA's kernel returns them; CPU's returns empty ones).
+BatchNormOutputs lower_batch_norm_inference(hlo::Builder& b, const hlo::Value& x,
+                                            const std::optional<hlo::Value>& weight,
+                                            const std::optional<hlo::Value>& bias, const hlo::Value& running_mean,
+                                            const hlo::Value& running_var, double eps);
 
 struct BatchNormGrads {
   std::optional<hlo::Value> input, weight, bias;
