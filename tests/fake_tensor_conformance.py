@@ -18,7 +18,6 @@ samples and checks that only the listed differences remain.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import sys
 
@@ -28,8 +27,8 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.utils import _pytree as pytree
 
 import conformance_common
-from conformance_common import DEVICE, MAX_MESSAGE, Result, Skip, run_all, run_cases
-from opinfo_conformance import DTYPES, HOST_ARGUMENT_OPS, _move_sample, full_name, select_ops
+from conformance_common import DEVICE, MAX_MESSAGE, Result, Skip, run_cases
+from opinfo_conformance import HOST_ARGUMENT_OPS, _move_sample, full_name, run_command_line
 
 
 def _tensors(value) -> list:
@@ -76,19 +75,7 @@ def summarize(results, dtype=torch.float32) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--all", action="store_true", help="every op in op_db (default: the CI subset)")
-    parser.add_argument("--ops", nargs="*", help="only these ops (OpInfo names)")
-    parser.add_argument("--max-samples", type=int, default=None)
-    parser.add_argument("--report", default="fake_tensor_report.json")
-    parser.add_argument("--dtype", default="float32", choices=DTYPES, help="the dtype of the samples")
-    args = parser.parse_args(argv)
-    from test_opinfo import CI_OPS
-
-    dtype = getattr(torch, args.dtype)
-    names = args.ops if args.ops else (None if args.all else CI_OPS)
-    run_all(select_ops(names, dtype), lambda op: run_op(op, dtype, args.max_samples), summarize, args.report, dtype)
-    return 0
+    return run_command_line(argv, __doc__.splitlines()[0], run_op, summarize, "fake_tensor_report.json")
 
 
 if __name__ == "__main__":

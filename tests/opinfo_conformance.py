@@ -166,13 +166,15 @@ def summarize(results, dtype=torch.float32) -> str:
     return conformance_common.summarize("opinfo", "ops", "samples", results, dtype)
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def run_command_line(argv, description, run_op, summarize, default_report) -> int:
+    """The op runners' command line: which ops (the CI subset, --all,
+    --refs, --ops), their dtype and samples, and the report's path."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--all", action="store_true", help="every op in op_db (default: the CI subset)")
     parser.add_argument("--refs", action="store_true", help="every reference in python_ref_db instead of op_db")
     parser.add_argument("--ops", nargs="*", help="only these ops (OpInfo names)")
     parser.add_argument("--max-samples", type=int, default=None)
-    parser.add_argument("--report", default="opinfo_report.json")
+    parser.add_argument("--report", default=default_report)
     parser.add_argument("--dtype", default="float32", choices=DTYPES, help="the dtype of the samples")
     args = parser.parse_args(argv)
     from test_opinfo import CI_OPS
@@ -182,6 +184,10 @@ def main(argv=None) -> int:
     run_all(select_ops(names, dtype, args.refs), lambda op: run_op(op, dtype, args.max_samples), summarize,
             args.report, dtype)
     return 0
+
+
+def main(argv=None) -> int:
+    return run_command_line(argv, __doc__.splitlines()[0], run_op, summarize, "opinfo_report.json")
 
 
 if __name__ == "__main__":
