@@ -155,9 +155,7 @@ def set_per_process_memory_fraction(fraction: float, device: Any = None) -> None
     index = _index(device)
     if not isinstance(fraction, float):
         raise TypeError("Invalid type for fraction argument, must be `float`")
-    if fraction < 0 or fraction > 1:
-        raise ValueError(f"Invalid fraction value: {fraction}. Allowed range: 0~1")
-    _C.device.set_memory_fraction(fraction, index)
+    _C.device.set_memory_fraction(fraction, index)  # its range is checked there (ValueError)
 
 
 def get_per_process_memory_fraction(device: Any = None) -> float:
