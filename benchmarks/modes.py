@@ -62,11 +62,13 @@ MODELS = {"mingpt": mingpt.make_step, "resnet": resnet.make_step}
 # PyTorch's default backend on the CPU; "cuda" / "cuda-inductor": the same
 # on an NVIDIA GPU through PyTorch's own CUDA backend, the reference where
 # the tpu device runs on the CUDA PJRT plugin (default only where CUDA is
-# available); "torchax" and "torchax-plugin": see the docstring.
+# available); "graph": the whole step captured once into a device graph
+# (torch.accelerator.Graph, examples/graph_step.py) and replayed;
+# "torchax" and "torchax-plugin": see the docstring.
 MODES = ("cpu", "cpu-inductor", "cuda", "cuda-inductor", "strict", "fused", "debug", "compiled",
-         "compiled-step", "torchax", "torchax-plugin")
-INFERENCE_MODES = ("cpu", "cpu-inductor", "cuda", "cuda-inductor", "strict", "fused", "compiled", "torchax",
-                   "torchax-plugin")
+         "compiled-step", "graph", "torchax", "torchax-plugin")
+INFERENCE_MODES = ("cpu", "cpu-inductor", "cuda", "cuda-inductor", "strict", "fused", "compiled", "graph",
+                   "torchax", "torchax-plugin")
 HERE = os.path.dirname(os.path.abspath(__file__))
 TORCHAX_PYTHON = os.environ.get("TORCH_TPU_TORCHAX_PYTHON",
                                 os.path.expanduser("~/.cache/torch-tpu/torchax-venv/bin/python"))
@@ -85,8 +87,9 @@ class Stepper:
                    "cuda-inductor": "inductor"}.get(mode)
         self.accelerator = getattr(torch, self.device) if self.device in ("tpu", "cuda") else None
         before = self.accelerator.memory_allocated() if self.accelerator else 0
-        self.step, _ = make_step(self.device, backend=backend, whole_step=mode == "compiled-step", train=train)
-        self.eager = "strict" if mode.startswith("compiled") else mode
+        self.step, _ = make_step(self.device, backend=backend, whole_step=mode == "compiled-step", train=train,
+                                 graphed=mode == "graph")
+        self.eager = "strict" if mode.startswith("compiled") or mode == "graph" else mode
         self.i = 0
         with self._mode():
             for _ in range(warmup):

@@ -124,18 +124,20 @@ def windows(cfg: GPTConfig, batch: int, seed: int):
 
 
 def make_step(device: str, cfg: GPTConfig | None = None, batch: int = 16, seed: int = 0,
-              backend: str | None = None, whole_step: bool = False, train: bool = True):
+              backend: str | None = None, whole_step: bool = False, train: bool = True,
+              graphed: bool = False):
     """One AdamW training step per call on `device`, from a fixed seed.
 
     With `backend`, the model runs under torch.compile(backend=backend);
     with `whole_step` as well, the whole step does (forward, backward and
     the optimizer's step, made capturable so its step count stays on the
-    device). With `train=False` a step is the evaluation forward and loss,
-    without gradients."""
+    device). With `graphed`, the step is captured into a device graph and
+    replayed (examples/graph_step.py). With `train=False` a step is the
+    evaluation forward and loss, without gradients."""
     cfg = cfg or config()
     torch.manual_seed(seed)
     model = GPT(cfg).to(device)
-    opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.1, capturable=whole_step)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.1, capturable=whole_step or graphed)
     next_windows = windows(cfg, batch, seed + 1)
 
     forward = torch.compile(model, backend=backend) if backend and not whole_step else model
@@ -152,6 +154,12 @@ def make_step(device: str, cfg: GPTConfig | None = None, batch: int = 16, seed: 
         update = torch.no_grad()(lambda x, y: forward(x, y)[1])
     if backend and whole_step:
         update = torch.compile(update, backend=backend)
+    if graphed:
+        try:
+            from examples.graph_step import graphed as capture
+        except ImportError:  # examples/ on the path
+            from graph_step import graphed as capture
+        update = capture(update)
 
     def step(i: int) -> torch.Tensor:
         chunk = next_windows().to(device)  # gathered on the host and uploaded

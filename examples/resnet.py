@@ -55,11 +55,13 @@ def images(count: int, classes: int = 10, seed: int = 0):
 
 
 def make_step(device: str, batch: int = 16, seed: int = 0, backend: str | None = None,
-              whole_step: bool = False, train: bool = True):
+              whole_step: bool = False, train: bool = True, graphed: bool = False):
     """One SGD training step per call on `device`; with `backend`, the model
     runs under torch.compile(backend=backend), with `whole_step` as well the
-    whole step does (forward, loss, backward, optimizer). With `train=False`
-    a step is the evaluation forward and loss, without gradients."""
+    whole step does (forward, loss, backward, optimizer). With `graphed`, the
+    step is captured into a device graph and replayed
+    (examples/graph_step.py). With `train=False` a step is the evaluation
+    forward and loss, without gradients."""
     torch.manual_seed(seed)
     model = ResNet().to(device)
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, weight_decay=5e-4)
@@ -79,6 +81,12 @@ def make_step(device: str, batch: int = 16, seed: int = 0, backend: str | None =
         update = torch.no_grad()(lambda xb, yb: F.cross_entropy(forward(xb), yb))
     if backend and whole_step:
         update = torch.compile(update, backend=backend)
+    if graphed:
+        try:
+            from examples.graph_step import graphed as capture
+        except ImportError:  # examples/ on the path
+            from graph_step import graphed as capture
+        update = capture(update)
 
     def step(i: int) -> torch.Tensor:
         j = (i * batch) % len(x)

@@ -46,6 +46,18 @@ def test_example_trains_like_cpu(name):
     assert sum(tpu.compiles_per_step[WARMUP_STEPS:]) == 0, f"recompiles per step: {tpu.compiles_per_step}"
 
 
+@pytest.mark.parametrize("name", ["mingpt", "resnet"])
+def test_example_step_replayed_as_a_device_graph_trains_like_cpu(name):
+    """make_step(graphed=True) (examples/graph_step.py): one eager step, a
+    capture, then replays of the whole step, each compiling nothing."""
+    steps, rtol = EXAMPLES[name]
+    example = importlib.import_module(name)
+    tpu = common.train(example.make_step("tpu", graphed=True)[0], "tpu", steps)
+    cpu = common.train(example.make_step("cpu")[0], "cpu", steps)
+    torch.testing.assert_close(torch.tensor(tpu.losses), torch.tensor(cpu.losses), rtol=rtol, atol=1e-4)
+    assert sum(tpu.compiles_per_step[2:]) == 0, f"recompiles per step: {tpu.compiles_per_step}"
+
+
 def test_qwen_generation_matches_cpu_without_recompiling():
     qwen = importlib.import_module("qwen")
     llama = importlib.import_module("llama")

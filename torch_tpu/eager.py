@@ -96,8 +96,8 @@ def fused_stats() -> dict:
     size_limit, mode_switch, explicit, start_of_backward, end_of_backward,
     thread_end); chain_barriers counts values computed once to cut a long
     run of cheap elementwise ops (docs/eager_modes.md); graphs_replayed
-    counts torch.compile graph calls launched from a captured program
-    without recording."""
+    counts launches of captured programs without recording: torch.compile
+    graph calls and device graph replays (docs/graphs.md)."""
     return _C.aten.fused_stats()
 
 

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "aten/device_graph.h"
 #include "aten/device_guard.h"
 #include "aten/memory_history.h"
 #include "runtime/buffer_release.h"
@@ -245,6 +246,11 @@ std::string note_out_of_memory(c10::DeviceIndex device, double nbytes, const std
   memory_history::on_out_of_memory(device, static_cast<int64_t>(nbytes),
                                    static_cast<int64_t>(memory_info(device).first));
   return "tpu out of memory. Tried to allocate " + format_bytes(nbytes) + " for " + what + ". " + why;
+}
+
+void set_storage_value(const c10::Storage& storage, runtime::DeviceBufferPtr value) {
+  note_graph_write(storage, value);
+  storage_value(storage).set_value(std::move(value));
 }
 
 runtime::StorageValue& storage_value(const c10::StorageImpl& storage) {

@@ -34,6 +34,10 @@ std::string format_bytes(double bytes);
 // use them: torch.tpu.empty_cache(), and before refusing an allocation.
 void release_dropped_buffers();
 
+// Gives a tpu storage a new value; a device graph capture (device_graph.h)
+// sees the write. Every op result and in-place write goes through here.
+void set_storage_value(const c10::Storage& storage, runtime::DeviceBufferPtr value);
+
 // The StorageValue of a tpu storage; throws when `storage` is not one.
 runtime::StorageValue& storage_value(const c10::Storage& storage);
 runtime::StorageValue& storage_value(const c10::StorageImpl& storage);

@@ -49,7 +49,7 @@ void copy_on_device(const at::Tensor& src, const at::Tensor& dst) {
     const Operand to = make_operand(dst, "aten::copy_");
     if (from.buffer && from.whole_storage && to.whole_storage && from.dtype == to.dtype &&
         from.sizes == to.sizes && src.storage().nbytes() == dst.storage().nbytes()) {
-      storage_value(dst.storage()).set_value(from.buffer);
+      set_storage_value(dst.storage(), from.buffer);
       return;
     }
   }
@@ -83,7 +83,7 @@ at::Tensor host_to_tpu(const at::Tensor& src, const at::Tensor& dst) {
       std::move(buffer), hlo::TensorType(type, host.sizes().vec()), device);
   Operand target = make_operand(dst, "aten::copy_");
   if (target.whole_storage && host.sizes() == dst.sizes()) {
-    storage_value(dst.storage()).set_value(std::move(value));
+    set_storage_value(dst.storage(), std::move(value));
   } else {
     copy_on_device(tensor_from_value(std::move(value), dst.device()), dst);
   }

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "aten/deferred_checks.h"
+#include "aten/device_graph.h"
 #include "aten/dtypes.h"
 #include "aten/fused_graph.h"
 #include "runtime/current_device.h"
@@ -258,6 +259,12 @@ class TpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
     c10::DeviceIndex index = resolve_device_index(stream.device_index());
     check_device_index(index);
     return launched_and_idle(index);
+  }
+
+  // A tpu graph capture records the capturing thread's work, whatever its
+  // stream (device_graph.h).
+  bool isStreamCapturing(const c10::Stream& stream) const override {
+    return graph_capturing(resolve_device_index(stream.device_index()));
   }
 
   void synchronizeStream(const c10::Stream& stream) const override {

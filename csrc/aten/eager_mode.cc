@@ -1,6 +1,7 @@
 #include "aten/eager_mode.h"
 
 #include <c10/util/Exception.h>
+#include <torch/csrc/autograd/graph_task.h>
 
 #include <atomic>
 #include <string>
@@ -34,6 +35,9 @@ thread_local int t_thread_mode = -1;
 
 EagerMode eager_mode() {
   if (t_thread_mode >= 0) return static_cast<EagerMode>(t_thread_mode);
+  // A device graph capture records the backward passes its code starts,
+  // which autograd runs on its own thread (fused_graph.h).
+  if (capture_recording() && torch::autograd::get_current_graph_task_id() >= 0) return EagerMode::kFused;
   return static_cast<EagerMode>(mode_slot().load(std::memory_order_relaxed));
 }
 

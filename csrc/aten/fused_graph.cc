@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -73,6 +74,19 @@ void append_id(std::string& key, char tag, size_t id) {
 }
 
 class DeferredGraph;
+
+// The device graph capture's recording owner (0: no capture), its thread,
+// whether its end is running its graphs, and why a run was refused
+// (fused_graph.h). All but the owner are under runtime::ValuesLock.
+std::atomic<uint64_t> g_capture_owner{0};
+std::thread::id g_capture_thread;
+bool g_capture_finishing = false;
+std::string g_capture_refusal;
+
+bool is_capture_owner(uint64_t owner) { return owner != 0 && owner == g_capture_owner.load(std::memory_order_acquire); }
+
+// A captured graph's values are asked for before the capture's end.
+[[noreturn]] void refuse_capture_run(MaterializeReason reason);
 
 GraphObserver& graph_observer() {
   static auto* observer = new GraphObserver();
@@ -250,6 +264,7 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
       TORCH_CHECK(error_.empty(), error_);
       return;
     }
+    if (is_capture_owner(owner_) && !g_capture_finishing) refuse_capture_run(reason);
     ran_ = true;
     auto self = shared_from_this();  // the open slot may hold the last reference
     close_graph(owner_, device_, this);
@@ -721,14 +736,18 @@ std::vector<DeviceBufferPtr> record_op(int device, const char* op, const std::st
   const int task = torch::autograd::get_current_graph_task_id();
   const Owner owner = recording_owner(task, device, operands);
   std::shared_ptr<DeferredGraph> graph = open_graph(owner, device);
-  if (graph && task >= 0 && graph->last_pass() != task && graph->size() > 0 && split_at_backward_start()) {
+  // A device graph capture keeps its ops in one graph, whatever its size
+  // and wherever backward passes begin and end.
+  const bool captured = is_capture_owner(owner);
+  if (graph && !captured && task >= 0 && graph->last_pass() != task && graph->size() > 0 &&
+      split_at_backward_start()) {
     // A backward pass begins on a graph recorded before it (the forward):
     // launch that now, so the device computes the forward while the host
     // records the backward, which then becomes a graph of its own.
     graph->run(MaterializeReason::kBackwardStart);
     graph.reset();
   }
-  if (graph && graph->values() >= max_ops()) {
+  if (graph && !captured && graph->values() >= max_ops()) {
     graph->run(MaterializeReason::kSizeLimit);  // leaves the slot empty
     graph.reset();
   }
@@ -737,7 +756,7 @@ std::vector<DeviceBufferPtr> record_op(int device, const char* op, const std::st
     open_graph(owner, device) = graph;
   }
   stats().ops_recorded++;
-  if (task >= 0) cut_at_end_of_backward(task, owner);
+  if (task >= 0 && !captured) cut_at_end_of_backward(task, owner);
   graph->set_last_pass(task);
   return graph->record(op, op_key, arguments, emit, describe);
 }
@@ -752,10 +771,13 @@ void note_overwrite(const DeviceBufferPtr& old, const DeviceBufferPtr& now) {
 
 int64_t graphs_run_total() { return runs_total.load(); }
 
-void set_graph_observer(GraphObserver observer) {
+bool set_graph_observer(GraphObserver observer) {
   runtime::ValuesLock lock;
+  if (observer && graph_observer()) return false;
   graph_observer() = std::move(observer);
+  return true;
 }
+
 
 namespace {
 
@@ -772,7 +794,14 @@ void run_graphs(const Owner* owner, MaterializeReason reason) {
     range.emplace(at::RecordScope::USER_SCOPE);
     if (range->isActive()) range->before("tpu::fused_graph", c10::ArrayRef<const c10::IValue>{});
   }
-  for (const auto& graph : pending) graph->run(reason);
+  for (const auto& graph : pending) {
+    // Another thread's synchronize leaves a capture's graphs pending; the
+    // capturing thread's raises (DeferredGraph::run).
+    if (is_capture_owner(graph->owner()) && !g_capture_finishing && g_capture_thread != std::this_thread::get_id()) {
+      continue;
+    }
+    graph->run(reason);
+  }
 }
 
 }  // namespace
@@ -814,6 +843,72 @@ void count_graph_replayed() {
 void reset_fused_stats() {
   runtime::ValuesLock lock;
   stats() = FusedStats();
+}
+
+namespace {
+
+[[noreturn]] void refuse_capture_run(MaterializeReason reason) {
+  std::string what;
+  switch (reason) {
+    case MaterializeReason::kRead:
+      what = "reads the value of a captured op (a copy to the host: item(), .cpu(), print; or an op that cannot be "
+             "deferred, whose result's size depends on values)";
+      break;
+    case MaterializeReason::kSynchronize: what = "synchronizes the device"; break;
+    case MaterializeReason::kModeSwitch: what = "switches the eager mode"; break;
+    default: what = std::string("runs the captured ops (") + materialize_reason_name(reason) + ")"; break;
+  }
+  std::string message = "tpu graph capture: the captured code " + what +
+                        "; a captured graph runs only when replayed, so nothing inside the capture can wait for its "
+                        "results. Move this out of the captured region.";
+  if (g_capture_refusal.empty()) g_capture_refusal = message;
+  TORCH_CHECK(false, message);
+}
+
+}  // namespace
+
+bool begin_capture_recording() {
+  materialize_this_thread(MaterializeReason::kExplicit);
+  runtime::ValuesLock lock;
+  if (g_capture_owner.load(std::memory_order_relaxed) != 0) return false;
+  g_capture_thread = std::this_thread::get_id();
+  g_capture_finishing = false;
+  g_capture_refusal.clear();
+  g_capture_owner.store(this_thread_owner(), std::memory_order_release);
+  return true;
+}
+
+void finish_capture_recording() {
+  runtime::ValuesLock lock;
+  const Owner owner = g_capture_owner.load(std::memory_order_relaxed);
+  TORCH_INTERNAL_ASSERT(owner != 0);
+  struct End {
+    ~End() {
+      g_capture_finishing = false;
+      g_capture_owner.store(0, std::memory_order_release);
+    }
+  } end;
+  g_capture_finishing = true;
+  run_graphs(&owner, MaterializeReason::kExplicit);
+}
+
+bool capture_recording() { return g_capture_owner.load(std::memory_order_relaxed) != 0; }
+
+bool capturing_thread() {
+  if (!capture_recording()) return false;
+  runtime::ValuesLock lock;
+  return capture_recording() && g_capture_thread == std::this_thread::get_id();
+}
+
+bool pending_in_capture(const runtime::DeviceBuffer& buffer) {
+  if (!capture_recording() || !buffer.pending()) return false;
+  const auto* graph = dynamic_cast<const DeferredGraph*>(buffer.source().get());
+  return graph && !graph->ran() && is_capture_owner(graph->owner());
+}
+
+std::string capture_refusal() {
+  runtime::ValuesLock lock;
+  return g_capture_refusal;
 }
 
 }  // namespace torch_tpu::aten

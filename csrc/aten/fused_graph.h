@@ -115,10 +115,38 @@ struct RanGraph {
 // How many fused graphs have run in this process (never reset).
 int64_t graphs_run_total();
 
-// Called with each graph that runs from now on (null: stop). Graphs record
-// the origin of their parameters only while an observer is set.
+// Called with each graph that runs from now on; null stops. Graphs record
+// the origin of their parameters only while an observer is set. There is
+// one observer: setting one while another is set returns false and
+// changes nothing.
 using GraphObserver = std::function<void(RanGraph)>;
-void set_graph_observer(GraphObserver observer);
+bool set_graph_observer(GraphObserver observer);
+
+// ---- device graph capture (device_graph.h) ---------------------------------
+//
+// While a capture is active, the capturing thread's graphs (and the
+// backward passes that join them) hold the captured ops: no backward pass
+// launches them at its start or cuts them at its end, the size limit does
+// not cut them, and nothing runs them but the capture's end. A read of
+// their values, a synchronize or a mode switch on the capturing thread
+// raises; other threads' synchronizes leave them pending.
+
+// Makes the calling thread's graphs the capture's; returns false when a
+// capture is already active.
+bool begin_capture_recording();
+// Runs the capture's graphs (the capture's end, on any thread), then ends
+// the capture recording, even when running fails.
+void finish_capture_recording();
+// Whether a capture is recording (any thread; cheap).
+bool capture_recording();
+// Whether the calling thread is the capturing one.
+bool capturing_thread();
+// Whether `buffer` is a pending value of the capture's graphs.
+bool pending_in_capture(const runtime::DeviceBuffer& buffer);
+// Why the capture was refused a run of its graphs (a read of a captured
+// value, a synchronize), if it was; empty otherwise. Cleared by
+// begin_capture_recording.
+std::string capture_refusal();
 
 struct FusedStats {
   int64_t materializations[static_cast<int>(MaterializeReason::kCount)] = {};

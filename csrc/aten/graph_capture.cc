@@ -12,6 +12,8 @@
 #include <unordered_set>
 
 #include "aten/allocator.h"
+#include "aten/captured_arguments.h"
+#include "aten/device_graph.h"
 #include "aten/device_scope.h"
 #include "aten/fused_graph.h"
 #include "aten/generator.h"
@@ -27,10 +29,6 @@ using runtime::DeviceBufferPtr;
 // ---- what a capture observes ---------------------------------------------
 
 struct CaptureLog {
-  struct Draw {
-    at::Generator generator;
-    uint64_t seed, offset, increment;
-  };
   struct Check {
     const DeviceBuffer* flag;
     CheckError error;
@@ -38,7 +36,7 @@ struct CaptureLog {
   };
   std::thread::id thread = std::this_thread::get_id();
   std::vector<RanGraph> graphs;
-  std::vector<Draw> draws;
+  std::vector<RandomDraw> draws;
   std::vector<Check> checks;
   int64_t host_reads = 0;
 };
@@ -65,13 +63,16 @@ void with_active_log(F&& f) {
 
 void note_random_draw(const at::Generator& generator, uint64_t seed, uint64_t offset, uint64_t increment) {
   with_active_log([&](CaptureLog& log) { log.draws.push_back({generator, seed, offset, increment}); });
+  note_graph_draw(generator, seed, offset, increment);
 }
 
 void note_deferred_check(const DeviceBuffer* flag, CheckError error, const std::string& message) {
   with_active_log([&](CaptureLog& log) { log.checks.push_back({flag, error, message}); });
+  note_graph_check(flag, error, message);
 }
 
 void note_host_read() {
+  check_graph_host_read();
   with_active_log([](CaptureLog& log) { log.host_reads++; });
 }
 
@@ -165,25 +166,6 @@ c10::Storage new_storage(size_t nbytes, int device, DeviceBufferPtr value) {
   return storage;
 }
 
-// An exact text of a scalar's value, for signatures.
-std::string scalar_text(const ScalarInput& s) {
-  std::ostringstream out;
-  out << static_cast<int>(s.type) << ':';
-  if (s.value.isFloatingPoint()) {
-    out << std::hexfloat << s.value.toDouble();
-  } else if (s.value.isComplex()) {
-    const auto z = s.value.toComplexDouble();
-    out << std::hexfloat << z.real() << ',' << z.imag();
-  } else if (s.value.isBoolean()) {
-    out << s.value.toBool();
-  } else if (s.value.type() == c10::kUInt64) {
-    out << s.value.to<uint64_t>();
-  } else {
-    out << s.value.toLong();
-  }
-  return out.str();
-}
-
 void write_dims(std::ostringstream& out, c10::IntArrayRef dims) {
   out << '[';
   for (int64_t d : dims) out << d << ',';
@@ -237,15 +219,23 @@ GraphCapture::GraphCapture(const std::vector<at::Tensor>& inputs)
     active_log = log_.get();  // claimed; the hooks log once `capturing` is set
   }
   CaptureLog* log = log_.get();
+  bool observing = false;
   try {
     // Graphs another thread runs meanwhile are not part of the call.
-    set_graph_observer([log](RanGraph graph) {
+    observing = set_graph_observer([log](RanGraph graph) {
       if (std::this_thread::get_id() == log->thread) log->graphs.push_back(std::move(graph));
     });
   } catch (...) {
     std::lock_guard<std::mutex> lock(log_mutex());
     active_log = nullptr;
     throw;
+  }
+  if (!observing) {  // a device graph capture (device_graph.h) is observing
+    std::lock_guard<std::mutex> lock(log_mutex());
+    active_log = nullptr;
+    failure_ = "a tpu graph capture is running";
+    transient_ = true;
+    return;
   }
   active_ = true;
   record_into_own_graphs(true);
@@ -354,43 +344,28 @@ void GraphCapture::analyse(const std::vector<at::Tensor>& outputs) {
     for (size_t i = 0; i < g.inputs.size(); ++i) {
       if (g.inputs[i].value_group == static_cast<int32_t>(i)) input_values.emplace(start_values_[i], i);
     }
-    for (size_t k = 0; k < ran.parameters.size(); ++k) {
-      const RanGraph::Parameter& p = ran.parameters[k];
-      if (!p.scalar) {
-        auto it = input_values.find(p.buffer);
-        if (it == input_values.end()) {
-          return fail("argument " + std::to_string(k) +
-                      " of the program is a device buffer that is not one of the graph's inputs");
+    std::vector<CapturedArgument> traced;
+    const std::string untraced = trace_arguments(ran, log_->draws, &traced, &signature_);
+    if (!untraced.empty()) return fail(untraced);
+    for (size_t k = 0; k < traced.size(); ++k) {
+      const CapturedArgument& a = traced[k];
+      switch (a.kind) {
+        case CapturedArgument::Kind::kBuffer: {
+          auto it = input_values.find(a.buffer);
+          if (it == input_values.end()) {
+            return fail("argument " + std::to_string(k) +
+                        " of the program is a device buffer that is not one of the graph's inputs");
+          }
+          g.args.push_back({Captured::ArgKind::kInput, it->second, nullptr});
+          break;
         }
-        g.args.push_back({Captured::ArgKind::kInput, it->second, nullptr});
-        continue;
+        case CapturedArgument::Kind::kScalar: g.args.push_back({Captured::ArgKind::kScalar, -1, a.scalar}); break;
+        case CapturedArgument::Kind::kSeed: g.args.push_back({Captured::ArgKind::kSeed, a.draw, nullptr}); break;
+        case CapturedArgument::Kind::kOffset: g.args.push_back({Captured::ArgKind::kOffset, a.draw, nullptr}); break;
       }
-      const ScalarInput& s = *p.scalar;
-      if (s.role == ScalarRole::kValue) {
-        g.args.push_back({Captured::ArgKind::kScalar, -1, cached_scalar_buffer(g.device, s)});
-        signature_ += "s" + scalar_text(s) + ";";
-        continue;
-      }
-      // A random op's seed, then the offset of the same draw.
-      const bool paired = s.role == ScalarRole::kRandomSeed && k + 1 < ran.parameters.size() &&
-                          ran.parameters[k + 1].scalar &&
-                          ran.parameters[k + 1].scalar->role == ScalarRole::kRandomOffset;
-      if (!paired) return fail("a random op's seed and offset are not consecutive arguments");
-      const uint64_t seed = s.value.to<uint64_t>();
-      const uint64_t offset = ran.parameters[k + 1].scalar->value.to<uint64_t>();
-      int32_t draw = -1;
-      for (size_t d = 0; d < log_->draws.size(); ++d) {
-        if (log_->draws[d].seed != seed || log_->draws[d].offset != offset) continue;
-        if (draw >= 0) return fail("two random draws of the call took the same seed and offset");
-        draw = static_cast<int32_t>(d);
-      }
-      if (draw < 0) return fail("a random op's seed and offset come from no draw the capture saw");
-      g.args.push_back({Captured::ArgKind::kSeed, draw, nullptr});
-      g.args.push_back({Captured::ArgKind::kOffset, draw, nullptr});
-      ++k;
     }
   }
-  for (const CaptureLog::Draw& d : log_->draws) g.draws.push_back({d.generator, d.increment});
+  for (const RandomDraw& d : log_->draws) g.draws.push_back({d.generator, d.increment});
 
   std::vector<bool> accounted(g.n_results);
   auto result_of = [&](const DeviceBufferPtr& value) -> int32_t {
@@ -510,6 +485,9 @@ void GraphCapture::analyse(const std::vector<at::Tensor>& outputs) {
 ReplayPlan::ReplayPlan(std::shared_ptr<const CapturedGraph> graph) : graph_(std::move(graph)) {}
 
 std::optional<std::vector<at::Tensor>> ReplayPlan::replay(const std::vector<at::Tensor>& inputs) const {
+  // Inside a device graph capture the graph's ops are recorded into the
+  // capture's program, not launched now.
+  if (capturing_thread()) return std::nullopt;
   // Reads, donates and replaces its inputs' values as an op does.
   runtime::ValuesLock lock;
   const Captured& g = *graph_;
@@ -560,10 +538,10 @@ std::optional<std::vector<at::Tensor>> ReplayPlan::replay(const std::vector<at::
       case Captured::ArgKind::kInput: held.push_back(values[a.index]); break;
       case Captured::ArgKind::kScalar: held.push_back(a.value); break;
       case Captured::ArgKind::kSeed:
-        held.push_back(cached_scalar_buffer(g.device, {ElementType::kU64, c10::Scalar(drawn[a.index].first)}));
+        held.push_back(seed_buffer(g.device, drawn[a.index].first));
         break;
       case Captured::ArgKind::kOffset:
-        held.push_back(cached_scalar_buffer(g.device, {ElementType::kU64, c10::Scalar(drawn[a.index].second)}));
+        held.push_back(seed_buffer(g.device, drawn[a.index].second));
         break;
     }
   }

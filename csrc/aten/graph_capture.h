@@ -92,7 +92,8 @@ class GraphCapture {
   std::shared_ptr<CapturedGraph> graph_;
 };
 
-// Hooks for what a capture must see; no-ops unless a capture is active.
+// Hooks for what a capture must see (this one's and a device graph's,
+// device_graph.h); no-ops unless a capture is active.
 // A random op drew (seed, offset) from `generator`, advancing it by
 // `increment`.
 void note_random_draw(const at::Generator& generator, uint64_t seed, uint64_t offset, uint64_t increment);
@@ -100,7 +101,8 @@ void note_random_draw(const at::Generator& generator, uint64_t seed, uint64_t of
 void note_deferred_check(const runtime::DeviceBuffer* flag, CheckError error, const std::string& message);
 
 // A device value was copied to the host: the call's program may depend on
-// it (a value read with item() and used as a scalar), so it is not replayed.
+// it (a value read with item() and used as a scalar), so it is not replayed;
+// inside a device graph capture, this raises.
 void note_host_read();
 
 }  // namespace torch_tpu::aten

@@ -567,7 +567,7 @@ at::Tensor tensor_from_value(DeviceBufferPtr value, c10::Device device) {
                                            c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
                                            to_scalar_type(type.dtype), std::nullopt);
   TORCH_INTERNAL_ASSERT(t.device().index() == device.index() || device.index() < 0);
-  storage_value(t.storage()).set_value(std::move(value));
+  set_storage_value(t.storage(), std::move(value));
   return t;
 }
 
@@ -645,7 +645,7 @@ std::vector<at::Tensor> run_op_into(const OpCall& call, const LoweringBody& body
       if (outputs[i]->pending() && p.operands[p.operands.size() - n + i].buffer) {
         note_overwrite(p.operands[p.operands.size() - n + i].buffer, outputs[i]);
       }
-      storage_value(dsts[i].storage()).set_value(std::move(outputs[i]));
+      set_storage_value(dsts[i].storage(), std::move(outputs[i]));
     } else {
       extras.push_back(tensor_from_value(std::move(outputs[i]), p.device));
     }

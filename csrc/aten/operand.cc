@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "aten/allocator.h"
+#include "aten/device_graph.h"
 #include "aten/dtypes.h"
 
 namespace torch_tpu::aten {
@@ -245,7 +246,7 @@ Operand make_operand(const at::Tensor& t, const char* op) {
   o.strides = t.strides().vec();
   o.offset = t.storage_offset();
   const auto& storage = t.storage();
-  o.buffer = storage_value(storage).value();
+  o.buffer = note_graph_read(storage, storage_value(storage).value(), o.dtype);
   o.storage_elements = static_cast<int64_t>(storage.nbytes() / element_size(o.dtype));
   const bool contiguous = is_contiguous(o);
   o.whole_storage = contiguous && o.offset == 0 && numel(o.sizes) == o.storage_elements;

@@ -1,12 +1,14 @@
 // torch_tpu._C.aten: switches of the ATen layer (CPU fallback, eager mode).
 #include <pybind11/stl.h>
 
+#include "aten/device_graph.h"
 #include "aten/diagnostics.h"
 #include "aten/eager_mode.h"
 #include "aten/fallback.h"
 #include "aten/fused_graph.h"
 #include "aten/scalar_cache.h"
 #include "python/bindings.h"
+#include "runtime/current_device.h"
 
 namespace py = pybind11;
 
@@ -64,6 +66,8 @@ void bind_aten(py::module_& m) {
     aten::materialize_this_thread(aten::MaterializeReason::kExplicit);
   }, "Runs the calling thread's pending fused graphs now (no wait for their completion)");
   a.def("fused_stats", &fused_stats_dict);
+  a.def("graph_capturing", [] { return aten::graph_capturing(runtime::current_device()); },
+        "Whether the calling thread is capturing a tpu graph on the current device");
   a.def("reset_fused_stats", &aten::reset_fused_stats);
   a.def("last_graph_text", &aten::last_graph_text);
   a.def("cached_scalar_count", &aten::cached_scalar_count);

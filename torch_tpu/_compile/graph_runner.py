@@ -240,6 +240,11 @@ def make_runner(gm: torch.fx.GraphModule, fuse: bool, replay: bool = True) -> Ca
     def run(args: list) -> Any:
         if not fuse:
             return call(args)
+        if _C.aten.graph_capturing():
+            # Inside a device graph capture (docs/graphs.md) the graph's ops
+            # join the capture's program, which runs only when replayed.
+            with _fused_on_this_thread():
+                return call(args)
         if replayer is None or replayer.failure is not None:
             return record(args)
         # A plan per set of sizes, and per float32 matmul precision: the ops

@@ -387,12 +387,14 @@ def _set_runtime_callbacks() -> None:
 from torch_tpu.tpu.memory import *  # noqa: E402,F401,F403
 from torch_tpu.tpu.random import *  # noqa: E402,F401,F403
 from torch_tpu.tpu import amp  # noqa: E402,F401  (torch.tpu.amp, as torch.cuda.amp)
+from torch_tpu.tpu.graphs import TPUGraph, graph, graph_pool_handle, is_current_stream_capturing  # noqa: E402,F401
 from torch_tpu.tpu.random import _get_rng_state_offset, _set_rng_state_offset  # noqa: E402,F401
 
 __all__ = [
     "Event",
     "OutOfMemoryError",
     "Stream",
+    "TPUGraph",
     "StreamContext",
     "current_device",
     "current_stream",
@@ -408,10 +410,13 @@ __all__ = [
     "get_per_process_memory_fraction",
     "get_rng_state",
     "get_rng_state_all",
+    "graph",
+    "graph_pool_handle",
     "init",
     "initial_seed",
     "is_available",
     "is_bf16_supported",
+    "is_current_stream_capturing",
     "is_initialized",
     "manual_seed",
     "manual_seed_all",

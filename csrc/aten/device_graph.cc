@@ -1,0 +1,589 @@
+#include "aten/device_graph.h"
+
+#include <ATen/core/GraphImplInterface.h>
+#include <c10/core/StorageImpl.h>
+#include <c10/core/TensorImpl.h>
+#include <c10/util/Exception.h>
+#include <torch/csrc/autograd/graph_task.h>
+
+#include <algorithm>
+#include <atomic>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "aten/allocator.h"
+#include "aten/captured_arguments.h"
+#include "aten/device_scope.h"
+#include "aten/dtypes.h"
+#include "aten/eager_mode.h"
+#include "aten/fused_graph.h"
+#include "aten/generator.h"
+#include "aten/launch.h"
+#include "aten/op_runner.h"
+#include "runtime/current_device.h"
+#include "runtime/runtime.h"
+
+namespace torch_tpu::aten {
+
+using runtime::DeviceBuffer;
+using runtime::DeviceBufferPtr;
+
+namespace {
+
+// What a capture observes while it runs (under runtime::ValuesLock).
+struct CaptureLog {
+  int device = 0;
+  std::thread::id thread = std::this_thread::get_id();
+  bool finishing = false;  // the capture's end is running its graphs
+  std::vector<RanGraph> graphs;
+  // The values the captured ops read from storages that had them before
+  // (by identity), with the storage read and any other storage read holding
+  // the same value (a clone shares its source's value).
+  struct Read {
+    c10::Storage storage;
+    std::vector<c10::Storage> sharers;
+    DeviceBufferPtr value;
+  };
+  std::unordered_map<const DeviceBuffer*, Read> reads;
+  // Every storage written, with its value before the capture's first write.
+  struct Write {
+    c10::weak_intrusive_ptr<c10::StorageImpl> storage;
+    DeviceBufferPtr before;
+  };
+  std::unordered_map<const c10::StorageImpl*, Write> writes;
+  std::vector<RandomDraw> draws;
+  struct Check {
+    const DeviceBuffer* flag;
+    CheckError error;
+    std::string message;
+  };
+  std::vector<Check> checks;
+  std::string refused;  // why a host read was refused, if one was
+};
+
+CaptureLog* g_log = nullptr;  // the active capture (under runtime::ValuesLock)
+std::atomic<bool> g_capturing{false};
+
+// Whether the calling thread's ops belong to the capture: the capturing
+// thread's, and those of backward passes (autograd runs them on its own
+// thread; eager_mode.cc records them while a capture is active).
+bool captures_this_thread(const CaptureLog& log) {
+  return log.thread == std::this_thread::get_id() || torch::autograd::get_current_graph_task_id() >= 0;
+}
+
+// Zeros for a storage never written that the capture reads, as a flat
+// array of the reading tensor's dtype (bytes when it does not divide the
+// storage).
+DeviceBufferPtr upload_zeros(const c10::Storage& storage, ElementType dtype) {
+  const size_t nbytes = storage.nbytes();
+  if (nbytes % element_size(dtype) != 0) dtype = ElementType::kU8;
+  const int64_t n = static_cast<int64_t>(nbytes / element_size(dtype));
+  const int device = storage.device().index();
+  std::vector<char> zeros(nbytes);
+  pjrt::Buffer buffer = runtime::Runtime::get().client().buffer_from_host(zeros.data(), dtype, {n}, {}, device);
+  return std::make_shared<DeviceBuffer>(std::move(buffer), hlo::TensorType(dtype, {n}), device);
+}
+
+// What a replay needs.
+struct CapturedProgram {
+  int device = 0;
+  bool has_program = false;
+  std::string key, name;
+  std::function<std::string()> text;
+  size_t n_results = 0;
+  // A storage the program reads, with the type of its value then.
+  struct Source {
+    c10::Storage storage;
+    std::vector<c10::Storage> sharers;  // must still share its value
+    hlo::TensorType type;
+  };
+  std::vector<Source> sources;
+  enum class ArgKind : uint8_t { kSource, kScalar, kSeed, kOffset };
+  struct Arg {
+    ArgKind kind;
+    int32_t index;          // the source, or the draw
+    DeviceBufferPtr value;  // kScalar
+  };
+  std::vector<Arg> args;
+  struct Draw {
+    at::Generator generator;
+    uint64_t increment;
+  };
+  std::vector<Draw> draws;
+  // A storage the capture wrote takes a result, the value a source held
+  // before the replay (a copy), or a value fixed at capture (a fill with a
+  // constant, a copy from the host).
+  enum class UpdateKind : uint8_t { kResult, kSource, kConstant };
+  struct Update {
+    c10::weak_intrusive_ptr<c10::StorageImpl> storage;
+    UpdateKind kind;
+    int32_t index = -1;
+    DeviceBufferPtr constant;
+  };
+  std::vector<Update> updates;
+  // An argument the program may write a result into (an in-place update)
+  // and the source it holds; donated when that source takes a result.
+  struct Donation {
+    int32_t arg, source;
+    bool source_updated;
+  };
+  std::vector<Donation> donations;
+  struct Check {
+    int32_t result;
+    CheckError error;
+    std::string message;
+  };
+  std::vector<Check> checks;
+};
+
+using Program = CapturedProgram;
+
+// The value a source must have for the program: the storage's current one,
+// re-laid out when something gave the storage a value of another shape
+// (a whole copy shares its source's value, in the source's shape).
+DeviceBufferPtr source_value(const Program::Source& source) {
+  DeviceBufferPtr value = storage_value(source.storage).value();
+  for (const c10::Storage& sharer : source.sharers) {
+    TORCH_CHECK(storage_value(sharer).value() == value,
+                "tpu graph replay: two tensors the graph reads shared one device value when it was captured (one "
+                "was a clone of the other) and now hold different values, which the captured program reads as one; "
+                "capture the graph again");
+  }
+  if (value && value->type() == source.type) return value;
+  const size_t nbytes = static_cast<size_t>(source.type.num_elements()) * element_size(source.type.dtype);
+  TORCH_CHECK(source.storage.nbytes() >= nbytes,
+              "tpu graph replay: the storage of a tensor the graph reads was resized since the capture (",
+              source.storage.nbytes(), " bytes, the capture read ", nbytes, ")");
+  // The storage read as the type the program takes: one copy program.
+  at::Tensor t = at::detail::make_tensor<c10::TensorImpl>(c10::Storage(source.storage),
+                                                          c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
+                                                          c10::scalarTypeToTypeMeta(to_scalar_type(source.type.dtype)));
+  t.unsafeGetTensorImpl()->set_sizes_contiguous(source.type.dims);
+  auto body = [](hlo::Builder&, const std::vector<hlo::Value>& x, const std::vector<hlo::Value>&) {
+    return std::vector<hlo::Value>{x[0]};
+  };
+  at::Tensor copy = run_op(OpCall{"tpu::graph_input", "", {t}, {}}, body).at(0);
+  return storage_value(copy.storage()).value();
+}
+
+std::string describe_arguments_failure(const std::string& why) {
+  return "the captured program's arguments cannot be traced: " + why;
+}
+
+// Works out a replay from what the capture observed, after its graph ran.
+// Raises, naming the problem, when something cannot be replayed.
+std::shared_ptr<const Program> analyse(CaptureLog& log) {
+  auto program = std::make_shared<Program>();
+  Program& g = *program;
+  g.device = log.device;
+  TORCH_CHECK(log.graphs.size() <= 1, "the captured ops ran as ", log.graphs.size(),
+              " programs; a capture records the ops of one device");
+
+  std::unordered_map<const DeviceBuffer*, int32_t> source_of;
+  auto find_source = [&](const DeviceBuffer* buffer) -> int32_t {
+    auto known = source_of.find(buffer);
+    if (known != source_of.end()) return known->second;
+    auto read = log.reads.find(buffer);
+    if (read == log.reads.end()) return -1;
+    const auto index = static_cast<int32_t>(g.sources.size());
+    g.sources.push_back({read->second.storage, read->second.sharers, read->second.value->type()});
+    source_of.emplace(buffer, index);
+    return index;
+  };
+
+  std::unordered_map<const DeviceBuffer*, int32_t> results;
+  std::vector<DeviceBufferPtr> alive;  // keeps the results' addresses from reuse while they are compared
+  std::vector<std::pair<int64_t, int64_t>> aliases;
+  if (!log.graphs.empty()) {
+    const RanGraph& ran = log.graphs[0];
+    g.has_program = !ran.results.empty();
+    g.key = ran.key;
+    g.name = ran.name;
+    g.text = ran.text;
+    g.n_results = ran.results.size();
+    aliases = ran.aliases;
+    for (size_t r = 0; r < ran.results.size(); ++r) {
+      DeviceBufferPtr result = ran.results[r].lock();
+      if (!result) continue;
+      results.emplace(result.get(), static_cast<int32_t>(r));
+      alive.push_back(std::move(result));
+    }
+    std::vector<CapturedArgument> traced;
+    std::string unused_signature;
+    const std::string untraced = trace_arguments(ran, log.draws, &traced, &unused_signature);
+    TORCH_CHECK(untraced.empty(), describe_arguments_failure(untraced));
+    std::unordered_map<int32_t, int32_t> draw_index;  // the log's draw -> the program's
+    auto use_draw = [&](int32_t d) {
+      auto it = draw_index.emplace(d, static_cast<int32_t>(g.draws.size()));
+      if (it.second) g.draws.push_back({log.draws[d].generator, log.draws[d].increment});
+      return it.first->second;
+    };
+    for (size_t k = 0; k < traced.size(); ++k) {
+      const CapturedArgument& a = traced[k];
+      switch (a.kind) {
+        case CapturedArgument::Kind::kBuffer: {
+          const int32_t source = find_source(a.buffer);
+          TORCH_CHECK(source >= 0, "argument ", k,
+                      " of the captured program is a device value that no tensor read by the capture held (a "
+                      "value computed by another thread while capturing?)");
+          g.args.push_back({Program::ArgKind::kSource, source, nullptr});
+          break;
+        }
+        case CapturedArgument::Kind::kScalar: g.args.push_back({Program::ArgKind::kScalar, -1, a.scalar}); break;
+        case CapturedArgument::Kind::kSeed: g.args.push_back({Program::ArgKind::kSeed, use_draw(a.draw), nullptr}); break;
+        case CapturedArgument::Kind::kOffset:
+          g.args.push_back({Program::ArgKind::kOffset, use_draw(a.draw), nullptr});
+          break;
+      }
+    }
+  }
+
+  // Where the storages written went.
+  for (auto& [impl, write] : log.writes) {
+    c10::intrusive_ptr<c10::StorageImpl> storage = write.storage.lock();
+    if (!storage) continue;  // dropped inside the capture
+    DeviceBufferPtr now = storage_value(*storage).value();
+    if (!now || now == write.before) continue;
+    Program::Update u{c10::weak_intrusive_ptr<c10::StorageImpl>(storage), Program::UpdateKind::kConstant};
+    auto result = results.find(now.get());
+    if (result != results.end()) {
+      u.kind = Program::UpdateKind::kResult;
+      u.index = result->second;
+    } else if (const int32_t source = find_source(now.get()); source >= 0) {
+      u.kind = Program::UpdateKind::kSource;
+      u.index = source;
+    } else {
+      TORCH_CHECK(!now->pending(), "a tensor written in the capture holds a value computed outside it");
+      u.constant = now;
+    }
+    g.updates.push_back(std::move(u));
+  }
+
+  // An aliased argument is a source's old value: donated at a replay when
+  // that source's storage takes a result and nothing else holds the value.
+  for (const auto& [arg, result] : aliases) {
+    const Program::Arg& a = g.args.at(arg);
+    TORCH_CHECK(a.kind == Program::ArgKind::kSource, "the captured program reuses the memory of a scalar argument");
+    bool updated = false;
+    for (const Program::Update& u : g.updates) {
+      updated |= u.kind == Program::UpdateKind::kResult &&
+                 u.storage._unsafe_get_target() == g.sources[a.index].storage.unsafeGetStorageImpl();
+    }
+    g.donations.push_back({static_cast<int32_t>(arg), a.index, updated});
+  }
+
+  for (const CaptureLog::Check& c : log.checks) {
+    auto it = results.find(c.flag);
+    if (it != results.end()) g.checks.push_back({it->second, c.error, c.message});
+  }
+  return program;
+}
+
+// Puts back what the capture changed that existed before it: storages'
+// values and the generators' offsets.
+void restore(const CaptureLog& log) {
+  for (const auto& [impl, write] : log.writes) {
+    if (!write.before) continue;  // made (or first written) inside the capture: keeps what it computed
+    c10::intrusive_ptr<c10::StorageImpl> storage = write.storage.lock();
+    if (storage) storage_value(*storage).set_value(write.before);
+  }
+  std::vector<const c10::GeneratorImpl*> done;
+  for (const RandomDraw& d : log.draws) {
+    auto* impl = d.generator.get<TpuGeneratorImpl>();
+    if (std::find(done.begin(), done.end(), impl) != done.end()) continue;
+    done.push_back(impl);
+    std::lock_guard<std::mutex> lock(impl->mutex_);
+    if (impl->current_seed() == d.seed) impl->set_offset(d.offset);
+  }
+}
+
+// The monotonic ids graph_pool_handle() and Graph.pool() hand out.
+c10::MempoolId_t new_pool_id() {
+  static std::atomic<c10::CaptureId_t> next{1};
+  return {0, next.fetch_add(1, std::memory_order_relaxed)};
+}
+
+class TpuGraph final : public at::GraphImplInterface {
+ public:
+  explicit TpuGraph(const at::GraphImplArgs&) {}
+  ~TpuGraph() override {
+    if (!log_) return;
+    // Destroyed while capturing (perhaps by another thread): what it
+    // recorded runs and is put back.
+    try {
+      end_capture();
+    } catch (const std::exception&) {
+    }
+  }
+
+  void capture_begin(c10::MempoolId_t pool, at::GraphCaptureMode /*mode*/) override {
+    TORCH_CHECK(!program_ && !log_,
+                "tpu graph: this graph already holds a capture; call reset() before capturing again, or use a new "
+                "graph");
+    pool_ = pool == c10::MempoolId_t{0, 0} ? new_pool_id() : pool;
+    auto log = std::make_unique<CaptureLog>();
+    log->device = runtime::current_device();
+    CaptureLog* observed = log.get();
+    {
+      runtime::ValuesLock lock;
+      TORCH_CHECK(g_log == nullptr, "tpu graph capture: another capture is active; one runs at a time");
+      // A torch.compile graph being captured on another thread holds the
+      // observer; the capture cannot start then.
+      TORCH_CHECK(set_graph_observer([observed](RanGraph graph) {
+                    if (observed->finishing && std::this_thread::get_id() == observed->thread) {
+                      observed->graphs.push_back(std::move(graph));
+                    }
+                  }),
+                  "tpu graph capture: a torch.compile graph is being captured on another thread");
+      previous_mode_ = set_thread_eager_mode(EagerMode::kFused);
+      record_into_own_graphs(true);
+      if (!begin_capture_recording()) {
+        stop_observing(true);
+        TORCH_CHECK(false, "tpu graph capture: another capture is active; one runs at a time");
+      }
+      g_log = log.get();
+      g_capturing.store(true, std::memory_order_release);
+    }
+    log_ = std::move(log);
+  }
+
+  void capture_end() override {
+    TORCH_CHECK(log_, "tpu graph: capture_end() without capture_begin()");
+    TORCH_CHECK(log_->thread == std::this_thread::get_id(),
+                "tpu graph: capture_end() must be called by the thread that began the capture");
+    end_capture();
+  }
+
+  void end_capture() {
+    std::unique_ptr<CaptureLog> log = std::move(log_);
+    std::string failure;
+    {
+      runtime::ValuesLock lock;
+      log->finishing = true;
+      try {
+        finish_capture_recording();
+      } catch (const c10::Error& e) {
+        failure = std::string("running the captured ops failed: ") + e.what_without_backtrace();
+      } catch (const std::exception& e) {
+        failure = std::string("running the captured ops failed: ") + e.what();
+      }
+      g_capturing.store(false, std::memory_order_release);
+      g_log = nullptr;
+      stop_observing(log->thread == std::this_thread::get_id());
+      for (const std::string& refused : {capture_refusal(), log->refused}) {
+        if (!refused.empty()) failure = refused;
+      }
+      if (failure.empty()) {
+        try {
+          program_ = analyse(*log);
+        } catch (const c10::Error& e) {
+          failure = e.what_without_backtrace();
+        }
+      }
+      restore(*log);
+    }
+    TORCH_CHECK(failure.empty(), "tpu graph capture failed: ", failure);
+  }
+
+  void instantiate() override {
+    TORCH_CHECK(program_, "tpu graph: instantiate() before a capture ended");
+  }
+
+  void replay() override {
+    TORCH_CHECK(program_, "tpu graph: replay() without a captured graph (capture with `with graph:` or "
+                          "capture_begin() / capture_end() first; a capture that failed holds none)");
+    TORCH_CHECK(!capturing_thread(), "tpu graph: replay() inside a capture");
+    run(*program_);
+  }
+
+  void reset() override {
+    TORCH_CHECK(!log_, "tpu graph: reset() during its capture");
+    program_.reset();
+  }
+
+  c10::MempoolId_t pool() const override { return pool_; }
+
+  // The program's text is kept whatever the mode: debug_dump works without it.
+  void enable_debug_mode() override {}
+
+  void debug_dump(const std::string& path) override {
+    TORCH_CHECK(program_, "tpu graph: debug_dump() before a capture ended");
+    std::ofstream out(path);
+    TORCH_CHECK(out, "tpu graph: cannot write ", path);
+    out << (program_->has_program ? program_->text() : std::string("// the capture recorded no ops\n"));
+  }
+
+ private:
+  // `capturing_thread`: the thread that began the capture, whose recording
+  // settings go back (thread-local: another thread cannot reach them).
+  void stop_observing(bool capturing_thread) {
+    set_graph_observer(nullptr);
+    if (!capturing_thread) return;
+    record_into_own_graphs(false);
+    try {
+      // Leaving fused mode runs this thread's graphs (none once the
+      // capture's ran; one the memory cap refused stays pending).
+      set_thread_eager_mode(previous_mode_);
+    } catch (const std::exception&) {
+      // Its results keep the error; whoever reads them gets it.
+    }
+  }
+
+  static void run(const Program& g);
+
+  std::unique_ptr<CaptureLog> log_;         // while capturing
+  std::shared_ptr<const Program> program_;  // once captured
+  std::optional<EagerMode> previous_mode_;
+  c10::MempoolId_t pool_{0, 0};
+};
+
+void TpuGraph::run(const Program& g) {
+  // Reads, donates and replaces storages' values as an op does.
+  runtime::ValuesLock lock;
+  std::vector<DeviceBufferPtr> values;
+  values.reserve(g.sources.size());
+  for (const Program::Source& source : g.sources) values.push_back(source_value(source));
+  // What sources' storages hand to other storages (copies) is their value
+  // before the replay.
+  std::vector<DeviceBufferPtr> copied(g.updates.size());
+  for (size_t i = 0; i < g.updates.size(); ++i) {
+    if (g.updates[i].kind == Program::UpdateKind::kSource) copied[i] = values[g.updates[i].index];
+  }
+
+  std::vector<std::pair<uint64_t, uint64_t>> drawn;
+  drawn.reserve(g.draws.size());
+  for (const Program::Draw& d : g.draws) {
+    drawn.push_back(next_seed_offset(d.generator, static_cast<c10::DeviceIndex>(g.device), d.increment));
+  }
+  std::vector<DeviceBufferPtr> held;
+  held.reserve(g.args.size());
+  for (const Program::Arg& a : g.args) {
+    switch (a.kind) {
+      case Program::ArgKind::kSource: held.push_back(values[a.index]); break;
+      case Program::ArgKind::kScalar: held.push_back(a.value); break;
+      case Program::ArgKind::kSeed: held.push_back(seed_buffer(g.device, drawn[a.index].first)); break;
+      case Program::ArgKind::kOffset: held.push_back(seed_buffer(g.device, drawn[a.index].second)); break;
+    }
+  }
+  values.clear();
+
+  std::vector<DeviceBufferPtr> results;
+  if (g.has_program) {
+    std::vector<pjrt::c::Buffer*> args;
+    args.reserve(held.size());
+    for (const DeviceBufferPtr& buffer : held) args.push_back(buffer->get());
+    // A source's old value is donated when only its storage and this
+    // replay hold it.
+    std::vector<int64_t> keep;
+    std::vector<int32_t> donated;
+    for (const Program::Donation& d : g.donations) {
+      long holders = 1;
+      for (const DeviceBufferPtr& buffer : held) holders += buffer == held[d.arg];
+      if (d.source_updated && g.sources[d.source].sharers.empty() && held[d.arg].use_count() == holders) {
+        donated.push_back(d.source);
+      } else {
+        keep.push_back(d.arg);
+      }
+    }
+    std::vector<hlo::TensorType> types;
+    std::vector<pjrt::Buffer> launched =
+        launch_program_keeping(g.key, g.name.c_str(), g.text, args, g.device, keep, &types);
+    TORCH_INTERNAL_ASSERT(launched.size() == g.n_results, g.name, ": wrong number of results");
+    for (int32_t source : donated) storage_value(g.sources[source].storage).set_value(nullptr);
+    results = device_buffers(std::move(launched), std::move(types), g.device);
+  }
+  held.clear();
+  count_graph_replayed();
+
+  for (size_t i = 0; i < g.updates.size(); ++i) {
+    const Program::Update& u = g.updates[i];
+    c10::intrusive_ptr<c10::StorageImpl> storage = u.storage.lock();
+    if (!storage) continue;  // nobody can see it any more
+    switch (u.kind) {
+      case Program::UpdateKind::kResult: storage_value(*storage).set_value(results.at(u.index)); break;
+      case Program::UpdateKind::kSource: storage_value(*storage).set_value(copied[i]); break;
+      case Program::UpdateKind::kConstant: storage_value(*storage).set_value(u.constant); break;
+    }
+  }
+  for (const Program::Check& c : g.checks) {
+    defer_check(tensor_from_value(results.at(c.result), c10::Device(c10::DeviceType::PrivateUse1, g.device)),
+                c.error, c.message);
+  }
+}
+
+}  // namespace
+
+// ---- hooks -------------------------------------------------------------------
+
+DeviceBufferPtr note_graph_read(const c10::Storage& storage, DeviceBufferPtr value, ElementType dtype) {
+  if (!g_capturing.load(std::memory_order_acquire)) return value;
+  runtime::ValuesLock lock;
+  if (!g_log || !captures_this_thread(*g_log)) return value;
+  if (value && value->pending()) return value;  // computed inside the capture
+  if (!value) {
+    if (storage.nbytes() == 0) return value;
+    value = upload_zeros(storage, dtype);
+    storage_value(storage).set_value(value);  // as it read before: not a write of the capture
+  }
+  auto [it, added] = g_log->reads.try_emplace(value.get(), CaptureLog::Read{storage, {}, value});
+  if (!added && !it->second.storage.is_alias_of(storage)) {
+    bool known = false;
+    for (const c10::Storage& sharer : it->second.sharers) known |= sharer.is_alias_of(storage);
+    if (!known) it->second.sharers.push_back(storage);
+  }
+  return value;
+}
+
+void note_graph_write(const c10::Storage& storage, const DeviceBufferPtr& value) {
+  if (!g_capturing.load(std::memory_order_acquire)) return;
+  runtime::ValuesLock lock;
+  if (!g_log) return;
+  if (g_log->thread != std::this_thread::get_id() && !(value && pending_in_capture(*value))) return;
+  const c10::StorageImpl* impl = storage.unsafeGetStorageImpl();
+  auto it = g_log->writes.find(impl);
+  // An entry whose storage died was another storage at the same address.
+  if (it != g_log->writes.end() && !it->second.storage.expired()) return;
+  g_log->writes.insert_or_assign(impl, CaptureLog::Write{storage.getWeakStorageImpl(), storage_value(storage).value()});
+}
+
+void note_graph_draw(const at::Generator& generator, uint64_t seed, uint64_t offset, uint64_t increment) {
+  if (!g_capturing.load(std::memory_order_acquire)) return;
+  runtime::ValuesLock lock;
+  if (g_log && captures_this_thread(*g_log)) g_log->draws.push_back({generator, seed, offset, increment});
+}
+
+void note_graph_check(const DeviceBuffer* flag, CheckError error, const std::string& message) {
+  if (!g_capturing.load(std::memory_order_acquire)) return;
+  runtime::ValuesLock lock;
+  if (g_log) g_log->checks.push_back({flag, error, message});
+}
+
+void check_graph_host_read() {
+  if (!g_capturing.load(std::memory_order_acquire)) return;
+  runtime::ValuesLock lock;
+  if (!g_log || g_log->thread != std::this_thread::get_id()) return;
+  g_log->refused =
+      "tpu graph capture: the captured code copies a device value to the host (item(), .cpu(), .tolist(), print, or an "
+      "op whose result's size depends on values); a captured graph runs only when replayed, so nothing inside the "
+      "capture can read its values. Move this out of the captured region.";
+  TORCH_CHECK(false, g_log->refused);
+}
+
+bool graph_capturing(int device) {
+  if (!g_capturing.load(std::memory_order_acquire)) return false;
+  runtime::ValuesLock lock;
+  return g_log && g_log->device == device && g_log->thread == std::this_thread::get_id();
+}
+
+}  // namespace torch_tpu::aten
+
+namespace at {
+// torch.accelerator.Graph finds a backend's graphs under its device type's
+// upper-case name.
+C10_REGISTER_CLASS(GraphImplRegistry, TPU, torch_tpu::aten::TpuGraph);
+}  // namespace at
