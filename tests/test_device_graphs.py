@@ -300,3 +300,55 @@ def test_a_deferred_check_of_a_captured_op_is_checked_at_each_replay():
     graph.replay()
     with pytest.raises(IndexError):
         torch.tpu.synchronize()
+
+
+def test_make_graphed_callables_trains_modules_like_eager_cpu_modules():
+    torch.manual_seed(0)
+    first = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU())
+    second = torch.nn.Linear(16, 3)
+    cpu_first, cpu_second = copy.deepcopy(first), copy.deepcopy(second)
+    first, second = first.to(TPU), second.to(TPU)
+    sample_x = torch.randn(4, 8, device=TPU, requires_grad=True)
+    sample_h = torch.randn(4, 16, device=TPU, requires_grad=True)
+    first, second = torch.tpu.make_graphed_callables((first, second), ((sample_x,), (sample_h,)))
+    params = list(first.parameters()) + list(second.parameters())
+    cpu_params = list(cpu_first.parameters()) + list(cpu_second.parameters())
+    opt, cpu_opt = torch.optim.SGD(params, lr=0.1), torch.optim.SGD(cpu_params, lr=0.1)
+    generator = torch.Generator().manual_seed(3)
+    replays = torch_tpu.fused_stats()["graphs_replayed"]
+    for _ in range(4):
+        x, target = torch.randn(4, 8, generator=generator), torch.randn(4, 3, generator=generator)
+        opt.zero_grad(set_to_none=True)
+        loss = F.mse_loss(second(first(x.to(TPU))), target.to(TPU))
+        loss.backward()
+        opt.step()
+        cpu_opt.zero_grad(set_to_none=True)
+        cpu_loss = F.mse_loss(cpu_second(cpu_first(x)), target)
+        cpu_loss.backward()
+        cpu_opt.step()
+        assert loss.item() == pytest.approx(cpu_loss.item(), rel=1e-5)
+    assert torch_tpu.fused_stats()["graphs_replayed"] - replays == 4 * 4  # two forward, two backward graphs a step
+    for p, q in zip(params, cpu_params):
+        torch.testing.assert_close(p.detach().cpu(), q.detach(), rtol=1e-5, atol=1e-6)
+    # in the other training mode a module runs eagerly
+    first.eval()
+    torch.testing.assert_close(first(sample_x).detach().cpu(), cpu_first.eval()(sample_x.detach().cpu()),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_make_graphed_callables_of_a_function():
+    def f(a, b):
+        return (a.sin() * b).sum()
+
+    sample = (torch.randn(5, device=TPU, requires_grad=True), torch.randn(5, device=TPU))
+    graphed = torch.tpu.make_graphed_callables(f, sample)
+    a, b = torch.randn(5, requires_grad=True), torch.randn(5)
+    a_tpu = a.detach().to(TPU).requires_grad_()
+    out = graphed(a_tpu, b.to(TPU))
+    out.backward()
+    expected = f(a, b)
+    expected.backward()
+    assert out.item() == pytest.approx(expected.item(), rel=1e-5)
+    torch.testing.assert_close(a_tpu.grad.cpu(), a.grad, rtol=1e-5, atol=1e-6)
+    with pytest.raises(TypeError, match="only tensor arguments"):
+        torch.tpu.make_graphed_callables(f, (sample[0], 2.0))

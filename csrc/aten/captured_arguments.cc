@@ -65,8 +65,8 @@ std::string trace_arguments(const RanGraph& ran, const std::vector<RandomDraw>& 
   return {};
 }
 
-runtime::DeviceBufferPtr seed_buffer(int device, uint64_t seed) {
-  return cached_scalar_buffer(device, {ElementType::kU64, c10::Scalar(seed)});
+runtime::DeviceBufferPtr seed_buffer(int device, uint64_t value) {
+  return cached_scalar_buffer(device, {ElementType::kU64, c10::Scalar(value)});
 }
 
 }  // namespace torch_tpu::aten

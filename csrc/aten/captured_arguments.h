@@ -43,7 +43,8 @@ struct CapturedArgument {
 std::string trace_arguments(const RanGraph& ran, const std::vector<RandomDraw>& draws,
                             std::vector<CapturedArgument>* arguments, std::string* signature);
 
-// Device buffers holding a replay's seed and offset for `draw`.
-runtime::DeviceBufferPtr seed_buffer(int device, uint64_t seed);
+// The device buffer a replay passes for a random op's seed or offset (a
+// u64 scalar, cached).
+runtime::DeviceBufferPtr seed_buffer(int device, uint64_t value);
 
 }  // namespace torch_tpu::aten

@@ -702,7 +702,11 @@ Owner recording_owner(int task, int device, const std::vector<Operand>& operands
   for (const auto& [pass, owner] : joined) {
     if (pass == task + 1) return owner;
   }
-  return pass_owner(task);
+  // While a device graph capture records, a pass with no pending input
+  // (torch.autograd.grad of outputs the capture's start computed) is the
+  // capture's too.
+  const Owner captured = g_capture_owner.load(std::memory_order_acquire);
+  return captured != 0 ? captured : pass_owner(task);
 }
 
 // Runs the graphs that ended threads left open.

@@ -387,7 +387,8 @@ def _set_runtime_callbacks() -> None:
 from torch_tpu.tpu.memory import *  # noqa: E402,F401,F403
 from torch_tpu.tpu.random import *  # noqa: E402,F401,F403
 from torch_tpu.tpu import amp  # noqa: E402,F401  (torch.tpu.amp, as torch.cuda.amp)
-from torch_tpu.tpu.graphs import TPUGraph, graph, graph_pool_handle, is_current_stream_capturing  # noqa: E402,F401
+from torch_tpu.tpu.graphs import (  # noqa: E402,F401
+    TPUGraph, graph, graph_pool_handle, is_current_stream_capturing, make_graphed_callables)
 from torch_tpu.tpu.random import _get_rng_state_offset, _set_rng_state_offset  # noqa: E402,F401
 
 __all__ = [
@@ -418,6 +419,7 @@ __all__ = [
     "is_bf16_supported",
     "is_current_stream_capturing",
     "is_initialized",
+    "make_graphed_callables",
     "manual_seed",
     "manual_seed_all",
     "max_memory_allocated",

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import gc
 import itertools
-from typing import Any
+from typing import Any, Callable
 
 import torch
+from torch.utils import _pytree as pytree
 
 from torch_tpu import _C, _after_import
 
-__all__ = ["TPUGraph", "graph", "graph_pool_handle", "is_current_stream_capturing"]
+__all__ = ["TPUGraph", "graph", "graph_pool_handle", "is_current_stream_capturing", "make_graphed_callables"]
 
 _pool_ids = itertools.count(1 << 32)
 
@@ -89,6 +90,109 @@ class graph:
         finally:
             if self.stream_context is not None:
                 self.stream_context.__exit__(*exc_info)
+
+
+def make_graphed_callables(callables: Any, sample_args: tuple, num_warmup_iters: int = 3,
+                           allow_unused_input: bool = False, pool: tuple[int, int] | None = None) -> Any:
+    """``torch.cuda.make_graphed_callables`` for tpu: each callable (a
+    function or a module) gets its forward and its backward captured as two
+    graphs from `sample_args`, and is returned as a callable (a module's
+    forward replaced) whose calls replay them, inside autograd: the
+    forward graph on the call's tensors, the backward graph on the incoming
+    gradients. As on CUDA, the arguments must be tensors of the sample's
+    shapes, dtypes and layouts, a module must have no hooks and only
+    buffers without gradients, and the outputs (and gradients) are the
+    graphs' static tensors, overwritten by the next replay. A module runs
+    its graphs only in the training mode it was captured in."""
+    if torch.is_autocast_enabled("tpu") and torch.is_autocast_cache_enabled():
+        raise RuntimeError("make_graphed_callables does not support the autocast caching; "
+                           "use torch.autocast(..., cache_enabled=False)")
+    just_one = not isinstance(callables, tuple)
+    if just_one:
+        callables, sample_args = (callables,), (sample_args,)
+    graphed = []
+    for func, args in zip(callables, sample_args):
+        if isinstance(func, torch.nn.Module):
+            if func._backward_hooks or func._forward_hooks or func._forward_pre_hooks:
+                raise RuntimeError("modules given to make_graphed_callables must have no hooks "
+                                   "(they would not run at replays)")
+            if any(b.requires_grad for b in func.buffers()):
+                raise RuntimeError("modules given to make_graphed_callables may only have buffers without "
+                                   "requires_grad")
+        flat_args, _ = pytree.tree_flatten(args)
+        if not all(isinstance(a, torch.Tensor) for a in flat_args):
+            raise TypeError("make_graphed_callables takes only tensor arguments (sample_args holds something else)")
+        params = tuple(func.parameters()) if isinstance(func, torch.nn.Module) else ()
+        graphed.append(_graph_callable(func, args, tuple(flat_args), params, num_warmup_iters,
+                                       allow_unused_input, pool))
+    return graphed[0] if just_one else tuple(graphed)
+
+
+def _graph_callable(func: Callable, args: Any, flat_args: tuple, params: tuple, num_warmup_iters: int,
+                    allow_unused_input: bool, pool: tuple[int, int] | None) -> Any:
+    inputs = flat_args + params  # what the backward graph differentiates against
+    wants_grad = [x for x in inputs if x.requires_grad]
+
+    def grads_of(outputs: list, grad_outputs: list) -> tuple:
+        if not outputs or not wants_grad:
+            return ()
+        return torch.autograd.grad(outputs, wants_grad, grad_outputs=grad_outputs, only_inputs=True,
+                                   allow_unused=allow_unused_input)
+
+    # Warm-up runs: what creates state lazily does so outside the captures.
+    for _ in range(num_warmup_iters):
+        outputs = [o for o in pytree.tree_leaves(func(*args)) if isinstance(o, torch.Tensor) and o.requires_grad]
+        grads_of(outputs, [torch.ones_like(o) for o in outputs])
+    del outputs
+    fwd_graph, bwd_graph = TPUGraph(), TPUGraph()
+    with graph(fwd_graph, pool=pool):
+        static_out = func(*args)
+    static_outputs, out_spec = pytree.tree_flatten(static_out)
+    static_outputs = tuple(static_outputs)
+    static_grad_outputs = tuple(torch.empty_like(o) if isinstance(o, torch.Tensor) and o.requires_grad else None
+                                for o in static_outputs)
+    with graph(bwd_graph, pool=pool):
+        grads = grads_of([o for o, g in zip(static_outputs, static_grad_outputs) if g is not None],
+                         [g for g in static_grad_outputs if g is not None])
+    grads = iter(grads)
+    static_grad_inputs = tuple(next(grads) if x.requires_grad else None for x in inputs)
+
+    class Graphed(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, *call_inputs: torch.Tensor) -> tuple:
+            for static, x in zip(inputs, call_inputs):
+                if static.data_ptr() != x.data_ptr():
+                    static.copy_(x)
+            fwd_graph.replay()
+            return tuple(o.detach() if isinstance(o, torch.Tensor) else o for o in static_outputs)
+
+        @staticmethod
+        @torch.autograd.function.once_differentiable
+        def backward(ctx, *grads: torch.Tensor) -> tuple:
+            for static, g in zip(static_grad_outputs, grads):
+                if static is not None and g is not None and static.data_ptr() != g.data_ptr():
+                    static.copy_(g)
+            bwd_graph.replay()
+            return tuple(g.detach() if g is not None else None for g in static_grad_inputs)
+
+    def functionalized(*user_args: Any, **user_kwargs: Any) -> Any:
+        if user_kwargs:
+            raise TypeError("a graphed callable takes its arguments as positional tensors, as captured")
+        flat, _ = pytree.tree_flatten(user_args)
+        return pytree.tree_unflatten(list(Graphed.apply(*(tuple(flat) + params))), out_spec)
+
+    if not isinstance(func, torch.nn.Module):
+        return functionalized
+    captured_training = func.training
+    eager_forward = func.forward
+
+    def forward(*user_args: Any, **user_kwargs: Any) -> Any:
+        if func.training == captured_training:
+            return functionalized(*user_args, **user_kwargs)
+        return eager_forward(*user_args, **user_kwargs)
+
+    func.forward = forward
+    return func
 
 
 def _refuse_uncapturable_step(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
