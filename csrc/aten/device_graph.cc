@@ -17,13 +17,11 @@
 #include <vector>
 
 #include "aten/allocator.h"
-#include "aten/captured_arguments.h"
-#include "aten/device_scope.h"
+#include "aten/captured_program.h"
 #include "aten/dtypes.h"
 #include "aten/eager_mode.h"
 #include "aten/fused_graph.h"
 #include "aten/generator.h"
-#include "aten/launch.h"
 #include "aten/op_runner.h"
 #include "runtime/current_device.h"
 #include "runtime/runtime.h"
@@ -90,12 +88,10 @@ DeviceBufferPtr upload_zeros(const c10::Storage& storage, ElementType dtype) {
 }
 
 // What a replay needs.
-struct CapturedProgram {
-  int device = 0;
-  bool has_program = false;
-  std::string key, name;
-  std::function<std::string()> text;
-  size_t n_results = 0;
+struct DeviceGraphPlan {
+  // Its values are the sources' (by index); a donation's owner is the
+  // source whose storage takes a result.
+  CapturedProgram program;
   // A storage the program reads, with the type of its value then.
   struct Source {
     c10::Storage storage;
@@ -103,18 +99,6 @@ struct CapturedProgram {
     hlo::TensorType type;
   };
   std::vector<Source> sources;
-  enum class ArgKind : uint8_t { kSource, kScalar, kSeed, kOffset };
-  struct Arg {
-    ArgKind kind;
-    int32_t index;          // the source, or the draw
-    DeviceBufferPtr value;  // kScalar
-  };
-  std::vector<Arg> args;
-  struct Draw {
-    at::Generator generator;
-    uint64_t increment;
-  };
-  std::vector<Draw> draws;
   // A storage the capture wrote takes a result, the value a source held
   // before the replay (a copy), or a value fixed at capture (a fill with a
   // constant, a copy from the host).
@@ -126,13 +110,6 @@ struct CapturedProgram {
     DeviceBufferPtr constant;
   };
   std::vector<Update> updates;
-  // An argument the program may write a result into (an in-place update)
-  // and the source it holds; donated when that source takes a result.
-  struct Donation {
-    int32_t arg, source;
-    bool source_updated;
-  };
-  std::vector<Donation> donations;
   struct Check {
     int32_t result;
     CheckError error;
@@ -141,7 +118,7 @@ struct CapturedProgram {
   std::vector<Check> checks;
 };
 
-using Program = CapturedProgram;
+using Program = DeviceGraphPlan;
 
 // The value a source must have for the program: the storage's current one,
 // re-laid out when something gave the storage a value of another shape
@@ -171,16 +148,11 @@ DeviceBufferPtr source_value(const Program::Source& source) {
   return storage_value(copy.storage()).value();
 }
 
-std::string describe_arguments_failure(const std::string& why) {
-  return "the captured program's arguments cannot be traced: " + why;
-}
-
 // Works out a replay from what the capture observed, after its graph ran.
 // Raises, naming the problem, when something cannot be replayed.
 std::shared_ptr<const Program> analyse(CaptureLog& log) {
-  auto program = std::make_shared<Program>();
-  Program& g = *program;
-  g.device = log.device;
+  auto plan = std::make_shared<Program>();
+  Program& g = *plan;
   TORCH_CHECK(log.graphs.size() <= 1, "the captured ops ran as ", log.graphs.size(),
               " programs; a capture records the ops of one device");
 
@@ -199,13 +171,9 @@ std::shared_ptr<const Program> analyse(CaptureLog& log) {
   std::unordered_map<const DeviceBuffer*, int32_t> results;
   std::vector<DeviceBufferPtr> alive;  // keeps the results' addresses from reuse while they are compared
   std::vector<std::pair<int64_t, int64_t>> aliases;
+  g.program.device = log.device;
   if (!log.graphs.empty()) {
     const RanGraph& ran = log.graphs[0];
-    g.has_program = !ran.results.empty();
-    g.key = ran.key;
-    g.name = ran.name;
-    g.text = ran.text;
-    g.n_results = ran.results.size();
     aliases = ran.aliases;
     for (size_t r = 0; r < ran.results.size(); ++r) {
       DeviceBufferPtr result = ran.results[r].lock();
@@ -213,34 +181,10 @@ std::shared_ptr<const Program> analyse(CaptureLog& log) {
       results.emplace(result.get(), static_cast<int32_t>(r));
       alive.push_back(std::move(result));
     }
-    std::vector<CapturedArgument> traced;
     std::string unused_signature;
-    const std::string untraced = trace_arguments(ran, log.draws, &traced, &unused_signature);
-    TORCH_CHECK(untraced.empty(), describe_arguments_failure(untraced));
-    std::unordered_map<int32_t, int32_t> draw_index;  // the log's draw -> the program's
-    auto use_draw = [&](int32_t d) {
-      auto it = draw_index.emplace(d, static_cast<int32_t>(g.draws.size()));
-      if (it.second) g.draws.push_back({log.draws[d].generator, log.draws[d].increment});
-      return it.first->second;
-    };
-    for (size_t k = 0; k < traced.size(); ++k) {
-      const CapturedArgument& a = traced[k];
-      switch (a.kind) {
-        case CapturedArgument::Kind::kBuffer: {
-          const int32_t source = find_source(a.buffer);
-          TORCH_CHECK(source >= 0, "argument ", k,
-                      " of the captured program is a device value that no tensor read by the capture held (a "
-                      "value computed by another thread while capturing?)");
-          g.args.push_back({Program::ArgKind::kSource, source, nullptr});
-          break;
-        }
-        case CapturedArgument::Kind::kScalar: g.args.push_back({Program::ArgKind::kScalar, -1, a.scalar}); break;
-        case CapturedArgument::Kind::kSeed: g.args.push_back({Program::ArgKind::kSeed, use_draw(a.draw), nullptr}); break;
-        case CapturedArgument::Kind::kOffset:
-          g.args.push_back({Program::ArgKind::kOffset, use_draw(a.draw), nullptr});
-          break;
-      }
-    }
+    const std::string untraced = trace_program(ran, log.draws, find_source, &g.program, &unused_signature);
+    TORCH_CHECK(untraced.empty(), untraced,
+                " (no tensor read by the capture held it: a value computed by another thread while capturing?)");
   }
 
   // Where the storages written went.
@@ -267,21 +211,24 @@ std::shared_ptr<const Program> analyse(CaptureLog& log) {
   // An aliased argument is a source's old value: donated at a replay when
   // that source's storage takes a result and nothing else holds the value.
   for (const auto& [arg, result] : aliases) {
-    const Program::Arg& a = g.args.at(arg);
-    TORCH_CHECK(a.kind == Program::ArgKind::kSource, "the captured program reuses the memory of a scalar argument");
+    const CapturedProgram::Argument& a = g.program.args.at(arg);
+    TORCH_CHECK(a.kind == CapturedProgram::Argument::Kind::kValue,
+                "the captured program reuses the memory of a scalar argument");
+    const Program::Source& source = g.sources[a.index];
     bool updated = false;
     for (const Program::Update& u : g.updates) {
       updated |= u.kind == Program::UpdateKind::kResult &&
-                 u.storage._unsafe_get_target() == g.sources[a.index].storage.unsafeGetStorageImpl();
+                 u.storage._unsafe_get_target() == source.storage.unsafeGetStorageImpl();
     }
-    g.donations.push_back({static_cast<int32_t>(arg), a.index, updated});
+    // A source read through several storages is never donated.
+    g.program.donations.push_back({static_cast<int32_t>(arg), updated && source.sharers.empty() ? a.index : -1});
   }
 
   for (const CaptureLog::Check& c : log.checks) {
     auto it = results.find(c.flag);
     if (it != results.end()) g.checks.push_back({it->second, c.error, c.message});
   }
-  return program;
+  return plan;
 }
 
 // Puts back what the capture changed that existed before it: storages'
@@ -415,7 +362,8 @@ class TpuGraph final : public at::GraphImplInterface {
     TORCH_CHECK(program_, "tpu graph: debug_dump() before a capture ended");
     std::ofstream out(path);
     TORCH_CHECK(out, "tpu graph: cannot write ", path);
-    out << (program_->has_program ? program_->text() : std::string("// the capture recorded no ops\n"));
+    const CapturedProgram& captured = program_->program;
+    out << (captured.has_program ? captured.text() : std::string("// the capture recorded no ops\n"));
   }
 
  private:
@@ -455,49 +403,8 @@ void TpuGraph::run(const Program& g) {
     if (g.updates[i].kind == Program::UpdateKind::kSource) copied[i] = values[g.updates[i].index];
   }
 
-  std::vector<std::pair<uint64_t, uint64_t>> drawn;
-  drawn.reserve(g.draws.size());
-  for (const Program::Draw& d : g.draws) {
-    drawn.push_back(next_seed_offset(d.generator, static_cast<c10::DeviceIndex>(g.device), d.increment));
-  }
-  std::vector<DeviceBufferPtr> held;
-  held.reserve(g.args.size());
-  for (const Program::Arg& a : g.args) {
-    switch (a.kind) {
-      case Program::ArgKind::kSource: held.push_back(values[a.index]); break;
-      case Program::ArgKind::kScalar: held.push_back(a.value); break;
-      case Program::ArgKind::kSeed: held.push_back(seed_buffer(g.device, drawn[a.index].first)); break;
-      case Program::ArgKind::kOffset: held.push_back(seed_buffer(g.device, drawn[a.index].second)); break;
-    }
-  }
-  values.clear();
-
-  std::vector<DeviceBufferPtr> results;
-  if (g.has_program) {
-    std::vector<pjrt::c::Buffer*> args;
-    args.reserve(held.size());
-    for (const DeviceBufferPtr& buffer : held) args.push_back(buffer->get());
-    // A source's old value is donated when only its storage and this
-    // replay hold it.
-    std::vector<int64_t> keep;
-    std::vector<int32_t> donated;
-    for (const Program::Donation& d : g.donations) {
-      long holders = 1;
-      for (const DeviceBufferPtr& buffer : held) holders += buffer == held[d.arg];
-      if (d.source_updated && g.sources[d.source].sharers.empty() && held[d.arg].use_count() == holders) {
-        donated.push_back(d.source);
-      } else {
-        keep.push_back(d.arg);
-      }
-    }
-    std::vector<hlo::TensorType> types;
-    std::vector<pjrt::Buffer> launched =
-        launch_program_keeping(g.key, g.name.c_str(), g.text, args, g.device, keep, &types);
-    TORCH_INTERNAL_ASSERT(launched.size() == g.n_results, g.name, ": wrong number of results");
-    for (int32_t source : donated) storage_value(g.sources[source].storage).set_value(nullptr);
-    results = device_buffers(std::move(launched), std::move(types), g.device);
-  }
-  held.clear();
+  std::vector<DeviceBufferPtr> results = g.program.launch(
+      std::move(values), [&](int32_t source) { storage_value(g.sources[source].storage).set_value(nullptr); });
   count_graph_replayed();
 
   for (size_t i = 0; i < g.updates.size(); ++i) {
@@ -511,7 +418,7 @@ void TpuGraph::run(const Program& g) {
     }
   }
   for (const Program::Check& c : g.checks) {
-    defer_check(tensor_from_value(results.at(c.result), c10::Device(c10::DeviceType::PrivateUse1, g.device)),
+    defer_check(tensor_from_value(results.at(c.result), c10::Device(c10::DeviceType::PrivateUse1, g.program.device)),
                 c.error, c.message);
   }
 }

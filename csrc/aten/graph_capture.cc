@@ -12,7 +12,7 @@
 #include <unordered_set>
 
 #include "aten/allocator.h"
-#include "aten/captured_arguments.h"
+#include "aten/captured_program.h"
 #include "aten/device_graph.h"
 #include "aten/device_scope.h"
 #include "aten/fused_graph.h"
@@ -91,25 +91,9 @@ struct CapturedGraph {
     int32_t storage_group;
     int32_t value_group;  // -1 without a value
   };
-  enum class ArgKind : uint8_t { kInput, kScalar, kSeed, kOffset };
-  struct Arg {
-    ArgKind kind;
-    int32_t index;          // the input (kInput) or the draw (kSeed, kOffset)
-    DeviceBufferPtr value;  // kScalar: the scalar's buffer
-  };
-  struct Draw {
-    at::Generator generator;
-    uint64_t increment;
-  };
   // An input's storage takes a result as its new value.
   struct Update {
     int32_t input, result;
-  };
-  // An argument the program may write its result into (an in-place
-  // update): the old value of `input`, whose storage takes a new value (-1:
-  // none does, so the argument is never donated).
-  struct Donation {
-    int32_t arg, input;
   };
   struct Output {
     int32_t same_tensor_as = -1;   // the very tensor of an earlier output
@@ -128,16 +112,11 @@ struct CapturedGraph {
     std::string message;
   };
 
-  int device = 0;
-  bool has_program = false;
-  std::string key, name;
-  std::function<std::string()> text;
-  size_t n_results = 0;
+  // Its values are the inputs' (by index); a donation's owner is the
+  // input whose storage takes a new value.
+  CapturedProgram program;
   std::vector<Input> inputs;
-  std::vector<Arg> args;
-  std::vector<Draw> draws;
   std::vector<Update> updates;
-  std::vector<Donation> donations;
   std::vector<Output> outputs;
   std::vector<Check> checks;
 };
@@ -324,12 +303,6 @@ void GraphCapture::analyse(const std::vector<at::Tensor>& outputs) {
   std::vector<std::pair<int64_t, int64_t>> aliases;
   if (!log_->graphs.empty()) {
     RanGraph& ran = log_->graphs[0];
-    g.has_program = !ran.results.empty();
-    g.device = ran.device;
-    g.key = ran.key;
-    g.name = ran.name;
-    g.text = ran.text;
-    g.n_results = ran.results.size();
     aliases = ran.aliases;
     for (size_t r = 0; r < ran.results.size(); ++r) {
       DeviceBufferPtr result = ran.results[r].lock();
@@ -344,30 +317,17 @@ void GraphCapture::analyse(const std::vector<at::Tensor>& outputs) {
     for (size_t i = 0; i < g.inputs.size(); ++i) {
       if (g.inputs[i].value_group == static_cast<int32_t>(i)) input_values.emplace(start_values_[i], i);
     }
-    std::vector<CapturedArgument> traced;
-    const std::string untraced = trace_arguments(ran, log_->draws, &traced, &signature_);
-    if (!untraced.empty()) return fail(untraced);
-    for (size_t k = 0; k < traced.size(); ++k) {
-      const CapturedArgument& a = traced[k];
-      switch (a.kind) {
-        case CapturedArgument::Kind::kBuffer: {
-          auto it = input_values.find(a.buffer);
-          if (it == input_values.end()) {
-            return fail("argument " + std::to_string(k) +
-                        " of the program is a device buffer that is not one of the graph's inputs");
-          }
-          g.args.push_back({Captured::ArgKind::kInput, it->second, nullptr});
-          break;
-        }
-        case CapturedArgument::Kind::kScalar: g.args.push_back({Captured::ArgKind::kScalar, -1, a.scalar}); break;
-        case CapturedArgument::Kind::kSeed: g.args.push_back({Captured::ArgKind::kSeed, a.draw, nullptr}); break;
-        case CapturedArgument::Kind::kOffset: g.args.push_back({Captured::ArgKind::kOffset, a.draw, nullptr}); break;
-      }
-    }
+    const std::string untraced = trace_program(
+        ran, log_->draws,
+        [&](const DeviceBuffer* buffer) {
+          auto it = input_values.find(buffer);
+          return it == input_values.end() ? -1 : it->second;
+        },
+        &g.program, &signature_);
+    if (!untraced.empty()) return fail(untraced + " (not one of the graph's inputs)");
   }
-  for (const RandomDraw& d : log_->draws) g.draws.push_back({d.generator, d.increment});
 
-  std::vector<bool> accounted(g.n_results);
+  std::vector<bool> accounted(g.program.n_results);
   auto result_of = [&](const DeviceBufferPtr& value) -> int32_t {
     if (!value) return -1;
     auto it = results.find(value.get());
@@ -391,13 +351,15 @@ void GraphCapture::analyse(const std::vector<at::Tensor>& outputs) {
   // that input's storage takes a new value (the fused graph decided by who
   // held it then; a replay decides the same way).
   for (const auto& [arg, result] : aliases) {
-    const Captured::Arg& a = g.args.at(arg);
-    if (a.kind != Captured::ArgKind::kInput) return fail("the program reuses the memory of a scalar argument");
-    Captured::Donation d{static_cast<int32_t>(arg), -1};
-    for (const Captured::Update& u : g.updates) {
-      if (g.inputs[u.input].value_group == a.index) d.input = u.input;
+    const CapturedProgram::Argument& a = g.program.args.at(arg);
+    if (a.kind != CapturedProgram::Argument::Kind::kValue) {
+      return fail("the program reuses the memory of a scalar argument");
     }
-    g.donations.push_back(d);
+    CapturedProgram::Donation d{static_cast<int32_t>(arg), -1};
+    for (const Captured::Update& u : g.updates) {
+      if (g.inputs[u.input].value_group == a.index) d.owner = u.input;
+    }
+    g.program.donations.push_back(d);
   }
 
   // The outputs: views of inputs, of results, or of storages never written.
@@ -458,17 +420,20 @@ void GraphCapture::analyse(const std::vector<at::Tensor>& outputs) {
 
   // The signature: everything above, in text.
   std::ostringstream out;
-  out << g.device << '|' << g.key.size() << ':' << g.key << '|' << g.n_results << '|';
+  const CapturedProgram& p = g.program;
+  out << p.device << '|' << p.key.size() << ':' << p.key << '|' << p.n_results << '|';
   for (const Captured::Input& in : g.inputs) {
     out << 'i' << static_cast<int>(in.dtype) << ',' << in.device << ',' << in.offset << ',' << in.storage_nbytes << ','
         << in.storage_group << ',' << in.value_group << ',' << (in.value_type ? in.value_type->to_string() : "-");
     write_dims(out, in.sizes);
     write_dims(out, in.strides);
   }
-  for (const Captured::Arg& a : g.args) out << 'a' << static_cast<int>(a.kind) << ',' << a.index << ';';
-  for (const Captured::Draw& d : g.draws) out << 'd' << d.generator.unsafeGetGeneratorImpl() << ',' << d.increment << ';';
+  for (const CapturedProgram::Argument& a : p.args) out << 'a' << static_cast<int>(a.kind) << ',' << a.index << ';';
+  for (const CapturedProgram::Draw& d : p.draws) {
+    out << 'd' << d.generator.unsafeGetGeneratorImpl() << ',' << d.increment << ';';
+  }
   for (const Captured::Update& u : g.updates) out << 'u' << u.input << ',' << u.result << ';';
-  for (const Captured::Donation& d : g.donations) out << 'D' << d.arg << ',' << d.input << ';';
+  for (const CapturedProgram::Donation& d : p.donations) out << 'D' << d.arg << ',' << d.owner << ';';
   for (const Captured::Output& o : g.outputs) {
     out << 'o' << o.same_tensor_as << ',' << o.input_tensor << ',' << o.input << ',' << o.result << ','
         << o.same_storage_as << ','
@@ -525,62 +490,16 @@ std::optional<std::vector<at::Tensor>> ReplayPlan::replay(const std::vector<at::
     }
   }
 
-  // The arguments, drawing from the generators as the ops would have.
-  std::vector<std::pair<uint64_t, uint64_t>> drawn;
-  drawn.reserve(g.draws.size());
-  for (const Captured::Draw& d : g.draws) {
-    drawn.push_back(next_seed_offset(d.generator, static_cast<c10::DeviceIndex>(g.device), d.increment));
-  }
-  std::vector<DeviceBufferPtr> held;
-  held.reserve(g.args.size());
-  for (const Captured::Arg& a : g.args) {
-    switch (a.kind) {
-      case Captured::ArgKind::kInput: held.push_back(values[a.index]); break;
-      case Captured::ArgKind::kScalar: held.push_back(a.value); break;
-      case Captured::ArgKind::kSeed:
-        held.push_back(seed_buffer(g.device, drawn[a.index].first));
-        break;
-      case Captured::ArgKind::kOffset:
-        held.push_back(seed_buffer(g.device, drawn[a.index].second));
-        break;
-    }
-  }
-  values.clear();
-
-  std::vector<DeviceBufferPtr> results;
-  if (g.has_program) {
-    std::vector<pjrt::c::Buffer*> args;
-    args.reserve(held.size());
-    for (const DeviceBufferPtr& buffer : held) args.push_back(buffer->get());
-    // An updated input's old value is donated when only its storage and
-    // this call hold it (a clone sharing it keeps it).
-    std::vector<int64_t> keep;
-    std::vector<int32_t> donated;  // inputs whose old value goes
-    for (const Captured::Donation& d : g.donations) {
-      long holders = 1;
-      for (const DeviceBufferPtr& buffer : held) holders += buffer == held[d.arg];
-      if (d.input >= 0 && held[d.arg].use_count() == holders) {
-        donated.push_back(d.input);
-      } else {
-        keep.push_back(d.arg);
-      }
-    }
-    std::vector<hlo::TensorType> types;
-    std::vector<pjrt::Buffer> launched =
-        launch_program_keeping(g.key, g.name.c_str(), g.text, args, g.device, keep, &types);
-    TORCH_INTERNAL_ASSERT(launched.size() == g.n_results, g.name, ": wrong number of results");
-    // Donated memory belongs to the results now: the old values go before
-    // the results are counted.
-    for (int32_t input : donated) storage_value(*storages[input]).set_value(nullptr);
-    results = device_buffers(std::move(launched), std::move(types), g.device);
-  }
-  held.clear();
+  // An updated input's old value is donated when only its storage and
+  // this call hold it (a clone sharing it keeps it).
+  std::vector<DeviceBufferPtr> results = g.program.launch(
+      std::move(values), [&](int32_t input) { storage_value(*storages[input]).set_value(nullptr); });
   count_graph_replayed();
 
   for (const Captured::Update& u : g.updates) storage_value(*storages[u.input]).set_value(results[u.result]);
   for (const Captured::Check& c : g.checks) {
-    defer_check(tensor_from_value(results[c.result], c10::Device(c10::DeviceType::PrivateUse1, g.device)), c.error,
-                c.message);
+    defer_check(tensor_from_value(results[c.result], c10::Device(c10::DeviceType::PrivateUse1, g.program.device)),
+                c.error, c.message);
   }
   std::vector<at::Tensor> outputs;
   outputs.reserve(g.outputs.size());
@@ -599,7 +518,7 @@ std::optional<std::vector<at::Tensor>> ReplayPlan::replay(const std::vector<at::
       outputs.push_back(tensor_on(outputs[o.same_storage_as].storage(), o));
     } else {
       DeviceBufferPtr value = o.result >= 0 ? results[o.result] : nullptr;
-      outputs.push_back(tensor_on(new_storage(o.storage_nbytes, g.device, std::move(value)), o));
+      outputs.push_back(tensor_on(new_storage(o.storage_nbytes, g.program.device, std::move(value)), o));
     }
   }
   return outputs;
