@@ -352,3 +352,14 @@ def test_make_graphed_callables_of_a_function():
     torch.testing.assert_close(a_tpu.grad.cpu(), a.grad, rtol=1e-5, atol=1e-6)
     with pytest.raises(TypeError, match="only tensor arguments"):
         torch.tpu.make_graphed_callables(f, (sample[0], 2.0))
+
+
+def test_one_capture_at_a_time():
+    x = torch.ones(2, device=TPU)
+    outer = torch.accelerator.Graph()
+    with outer:
+        y = x + 1
+        with pytest.raises(RuntimeError, match="another capture is active"):
+            torch.accelerator.Graph().capture_begin()
+    outer.replay()
+    assert y.cpu().tolist() == [2.0, 2.0]
