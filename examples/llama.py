@@ -141,19 +141,38 @@ class Llama(nn.Module):
         return self.output(self.norm(h))
 
     @torch.no_grad()
-    def generate(self, prompt, new_tokens: int):
+    def generate(self, prompt, new_tokens: int, graphed: bool = False):
         """Greedy decoding with the KV cache; the prompt is fed one token at
-        a time through the same decoding program."""
+        a time through the same decoding program. With `graphed`, the
+        decoding step is captured once into a device graph
+        (torch.accelerator.Graph) and replayed for every token: one launch
+        per token, no Python model code."""
         batch, length = prompt.shape
         assert length + new_tokens <= self.cfg.max_seq_len
         cache = self.new_cache(batch)
         pos = torch.zeros(1, dtype=torch.long, device=prompt.device)
+
+        def step(token):  # the next token (greedy), the position advanced
+            logits = self.decode_step(token, pos, cache)
+            pos.add_(1)
+            return logits[:, -1].argmax(dim=-1, keepdim=True)
+
+        if graphed:
+            static_token = torch.zeros(batch, 1, dtype=torch.long, device=prompt.device)
+            graph = torch.accelerator.Graph()
+            with graph:  # records the step; the cache and position change only at replays
+                static_next = step(static_token)
+
+            def step(token):  # the replayed step
+                static_token.copy_(token)
+                graph.replay()
+                return static_next.clone()  # the next replay overwrites static_next
+
         out = [prompt[:, i:i + 1] for i in range(length)]
         for i in range(length + new_tokens - 1):
-            logits = self.decode_step(out[i], pos, cache)
-            pos += 1
+            next_token = step(out[i])
             if i + 1 >= length:
-                out.append(logits[:, -1].argmax(dim=-1, keepdim=True))
+                out.append(next_token)
         return torch.cat(out, dim=1)
 
 

@@ -91,6 +91,11 @@ def test_llama_generation_matches_cpu_without_recompiling():
     before = torch_tpu.runtime.cache_stats()["compiles"]
     model.generate(prompt.to("tpu"), 6).cpu()
     assert torch_tpu.runtime.cache_stats()["compiles"] == before
+    # The decoding step captured once and replayed for each token
+    # (docs/graphs.md): the same tokens, one launch per token.
+    replays = torch_tpu.fused_stats()["graphs_replayed"]
+    assert torch.equal(model.generate(prompt.to("tpu"), 6, graphed=True).cpu(), outputs["cpu"])
+    assert torch_tpu.fused_stats()["graphs_replayed"] - replays == 5 + 6 - 1
 
 
 @pytest.mark.parametrize("strategy", ["ddp", "fsdp2", "cp"])
