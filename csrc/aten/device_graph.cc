@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <atomic>
 #include <fstream>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <thread>

@@ -16,10 +16,7 @@
 #include "aten/device_graph.h"
 #include "aten/device_scope.h"
 #include "aten/fused_graph.h"
-#include "aten/generator.h"
-#include "aten/launch.h"
 #include "aten/op_runner.h"
-#include "aten/scalar_cache.h"
 
 namespace torch_tpu::aten {
 
