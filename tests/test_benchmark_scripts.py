@@ -75,3 +75,13 @@ def test_sparse_embedding_prints_a_row_per_mode():
     rows = dict(re.findall(r"^(\S+-\S+)\s+[\d.]+\s+[\d.]+-[\d.]+\s+([\d.]+)x$", out.stdout, re.M))
     assert set(rows) == {"cpu-sparse", "strict-dense", "strict-sparse"}, out.stdout
     assert rows["strict-dense"] == "1.00", out.stdout
+
+
+def test_graph_generate_prints_a_row_per_mode():
+    script = os.path.join(ROOT, "benchmarks", "graph_generate.py")
+    out = subprocess.run([sys.executable, script, "--repeats", "1"], capture_output=True, text=True, timeout=600,
+                         env=dict(os.environ, PYTHONWARNINGS="ignore"))
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    rows = dict(re.findall(r"^(\w+)\s+([\d.]+)\s+[\d.]+x strict$", out.stdout, re.M))
+    assert set(rows) == {"cpu", "strict", "fused", "graph"}, out.stdout
+    assert all(float(ms) > 0 for ms in rows.values()), out.stdout

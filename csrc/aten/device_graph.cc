@@ -63,8 +63,10 @@ struct CaptureLog {
   std::string refused;  // why a host read was refused, if one was
 };
 
-CaptureLog* g_log = nullptr;  // the active capture (under runtime::ValuesLock)
-std::atomic<bool> g_capturing{false};
+// The active capture (under runtime::ValuesLock). The hooks first ask
+// capture_recording(), which is true from just before it is set to just
+// before it is cleared.
+CaptureLog* g_log = nullptr;
 
 // Whether the calling thread's ops belong to the capture: the capturing
 // thread's, and those of backward passes (autograd runs them on its own
@@ -135,16 +137,12 @@ DeviceBufferPtr source_value(const Program::Source& source) {
   TORCH_CHECK(source.storage.nbytes() >= nbytes,
               "tpu graph replay: the storage of a tensor the graph reads was resized since the capture (",
               source.storage.nbytes(), " bytes, the capture read ", nbytes, ")");
-  // The storage read as the type the program takes: one copy program.
+  // The storage read as the type the program takes (one copy program).
   at::Tensor t = at::detail::make_tensor<c10::TensorImpl>(c10::Storage(source.storage),
                                                           c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
                                                           c10::scalarTypeToTypeMeta(to_scalar_type(source.type.dtype)));
   t.unsafeGetTensorImpl()->set_sizes_contiguous(source.type.dims);
-  auto body = [](hlo::Builder&, const std::vector<hlo::Value>& x, const std::vector<hlo::Value>&) {
-    return std::vector<hlo::Value>{x[0]};
-  };
-  at::Tensor copy = run_op(OpCall{"tpu::graph_input", "", {t}, {}}, body).at(0);
-  return storage_value(copy.storage()).value();
+  return dense_value(t, "tpu graph replay");
 }
 
 // Works out a replay from what the capture observed, after its graph ran.
@@ -293,7 +291,6 @@ class TpuGraph final : public at::GraphImplInterface {
         TORCH_CHECK(false, "tpu graph capture: another capture is active; one runs at a time");
       }
       g_log = log.get();
-      g_capturing.store(true, std::memory_order_release);
     }
     log_ = std::move(log);
   }
@@ -318,7 +315,6 @@ class TpuGraph final : public at::GraphImplInterface {
       } catch (const std::exception& e) {
         failure = std::string("running the captured ops failed: ") + e.what();
       }
-      g_capturing.store(false, std::memory_order_release);
       g_log = nullptr;
       stop_observing(log->thread == std::this_thread::get_id());
       for (const std::string& refused : {capture_refusal(), log->refused}) {
@@ -426,8 +422,7 @@ void TpuGraph::run(const Program& g) {
 
 // ---- hooks -------------------------------------------------------------------
 
-DeviceBufferPtr note_graph_read(const c10::Storage& storage, DeviceBufferPtr value, ElementType dtype) {
-  if (!g_capturing.load(std::memory_order_acquire)) return value;
+DeviceBufferPtr detail::note_graph_read(const c10::Storage& storage, DeviceBufferPtr value, ElementType dtype) {
   runtime::ValuesLock lock;
   if (!g_log || !captures_this_thread(*g_log)) return value;
   if (value && value->pending()) return value;  // computed inside the capture
@@ -445,8 +440,7 @@ DeviceBufferPtr note_graph_read(const c10::Storage& storage, DeviceBufferPtr val
   return value;
 }
 
-void note_graph_write(const c10::Storage& storage, const DeviceBufferPtr& value) {
-  if (!g_capturing.load(std::memory_order_acquire)) return;
+void detail::note_graph_write(const c10::Storage& storage, const DeviceBufferPtr& value) {
   runtime::ValuesLock lock;
   if (!g_log) return;
   if (g_log->thread != std::this_thread::get_id() && !(value && pending_in_capture(*value))) return;
@@ -458,19 +452,19 @@ void note_graph_write(const c10::Storage& storage, const DeviceBufferPtr& value)
 }
 
 void note_graph_draw(const at::Generator& generator, uint64_t seed, uint64_t offset, uint64_t increment) {
-  if (!g_capturing.load(std::memory_order_acquire)) return;
+  if (!capture_recording()) return;
   runtime::ValuesLock lock;
   if (g_log && captures_this_thread(*g_log)) g_log->draws.push_back({generator, seed, offset, increment});
 }
 
 void note_graph_check(const DeviceBuffer* flag, CheckError error, const std::string& message) {
-  if (!g_capturing.load(std::memory_order_acquire)) return;
+  if (!capture_recording()) return;
   runtime::ValuesLock lock;
   if (g_log) g_log->checks.push_back({flag, error, message});
 }
 
 void check_graph_host_read() {
-  if (!g_capturing.load(std::memory_order_acquire)) return;
+  if (!capture_recording()) return;
   runtime::ValuesLock lock;
   if (!g_log || g_log->thread != std::this_thread::get_id()) return;
   g_log->refused =
@@ -481,7 +475,7 @@ void check_graph_host_read() {
 }
 
 bool graph_capturing(int device) {
-  if (!g_capturing.load(std::memory_order_acquire)) return false;
+  if (!capture_recording()) return false;
   runtime::ValuesLock lock;
   return g_log && g_log->device == device && g_log->thread == std::this_thread::get_id();
 }

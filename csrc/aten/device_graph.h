@@ -28,20 +28,32 @@
 #include <string>
 
 #include "aten/deferred_checks.h"
+#include "aten/fused_graph.h"
 #include "common/element_type.h"
 #include "runtime/device_buffer.h"
 
 namespace torch_tpu::aten {
 
-// Hooks for what a capture must see; cheap no-ops while none is active.
+// Hooks for what a capture must see; while none records, the two that
+// every op meets cost one inline load.
+
+namespace detail {
+runtime::DeviceBufferPtr note_graph_read(const c10::Storage& storage, runtime::DeviceBufferPtr value,
+                                         ElementType dtype);
+void note_graph_write(const c10::Storage& storage, const runtime::DeviceBufferPtr& value);
+}  // namespace detail
 
 // A tensor of `dtype` reads `storage`, whose value is `value`. Returns the
 // value to read: a storage never written gets zeros first, so that what is
 // written into it later reaches replays.
-runtime::DeviceBufferPtr note_graph_read(const c10::Storage& storage, runtime::DeviceBufferPtr value,
-                                         ElementType dtype);
+inline runtime::DeviceBufferPtr note_graph_read(const c10::Storage& storage, runtime::DeviceBufferPtr value,
+                                                ElementType dtype) {
+  return capture_recording() ? detail::note_graph_read(storage, std::move(value), dtype) : value;
+}
 // `storage` is about to take `value` (set_storage_value, allocator.h).
-void note_graph_write(const c10::Storage& storage, const runtime::DeviceBufferPtr& value);
+inline void note_graph_write(const c10::Storage& storage, const runtime::DeviceBufferPtr& value) {
+  if (capture_recording()) detail::note_graph_write(storage, value);
+}
 // A random op drew (seed, offset) from `generator`; a deferred check
 // registered `flag` (graph_capture.h forwards both).
 void note_graph_draw(const at::Generator& generator, uint64_t seed, uint64_t offset, uint64_t increment);

@@ -30,6 +30,8 @@
 
 namespace torch_tpu::aten {
 
+std::atomic<uint64_t> detail::capture_owner{0};
+
 namespace {
 
 using runtime::DeviceBuffer;
@@ -75,15 +77,16 @@ void append_id(std::string& key, char tag, size_t id) {
 
 class DeferredGraph;
 
-// The device graph capture's recording owner (0: no capture), its thread,
-// whether its end is running its graphs, and why a run was refused
-// (fused_graph.h). All but the owner are under runtime::ValuesLock.
-std::atomic<uint64_t> g_capture_owner{0};
+// The device graph capture's thread, whether its end is running its
+// graphs, and why a run was refused (fused_graph.h; its owner is
+// detail::capture_owner). Under runtime::ValuesLock.
 std::thread::id g_capture_thread;
 bool g_capture_finishing = false;
 std::string g_capture_refusal;
 
-bool is_capture_owner(uint64_t owner) { return owner != 0 && owner == g_capture_owner.load(std::memory_order_acquire); }
+bool is_capture_owner(uint64_t owner) {
+  return owner != 0 && owner == detail::capture_owner.load(std::memory_order_acquire);
+}
 
 // A captured graph's values are asked for before the capture's end.
 [[noreturn]] void refuse_capture_run(MaterializeReason reason);
@@ -705,7 +708,7 @@ Owner recording_owner(int task, int device, const std::vector<Operand>& operands
   // While a device graph capture records, a pass with no pending input
   // (torch.autograd.grad of outputs the capture's start computed) is the
   // capture's too.
-  const Owner captured = g_capture_owner.load(std::memory_order_acquire);
+  const Owner captured = detail::capture_owner.load(std::memory_order_acquire);
   return captured != 0 ? captured : pass_owner(task);
 }
 
@@ -781,7 +784,6 @@ bool set_graph_observer(GraphObserver observer) {
   graph_observer() = std::move(observer);
   return true;
 }
-
 
 namespace {
 
@@ -874,29 +876,27 @@ namespace {
 bool begin_capture_recording() {
   materialize_this_thread(MaterializeReason::kExplicit);
   runtime::ValuesLock lock;
-  if (g_capture_owner.load(std::memory_order_relaxed) != 0) return false;
+  if (detail::capture_owner.load(std::memory_order_relaxed) != 0) return false;
   g_capture_thread = std::this_thread::get_id();
   g_capture_finishing = false;
   g_capture_refusal.clear();
-  g_capture_owner.store(this_thread_owner(), std::memory_order_release);
+  detail::capture_owner.store(this_thread_owner(), std::memory_order_release);
   return true;
 }
 
 void finish_capture_recording() {
   runtime::ValuesLock lock;
-  const Owner owner = g_capture_owner.load(std::memory_order_relaxed);
+  const Owner owner = detail::capture_owner.load(std::memory_order_relaxed);
   TORCH_INTERNAL_ASSERT(owner != 0);
   struct End {
     ~End() {
       g_capture_finishing = false;
-      g_capture_owner.store(0, std::memory_order_release);
+      detail::capture_owner.store(0, std::memory_order_release);
     }
   } end;
   g_capture_finishing = true;
   run_graphs(&owner, MaterializeReason::kExplicit);
 }
-
-bool capture_recording() { return g_capture_owner.load(std::memory_order_relaxed) != 0; }
 
 bool capturing_thread() {
   if (!capture_recording()) return false;

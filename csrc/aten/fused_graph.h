@@ -14,6 +14,7 @@
 // and results nobody holds any more are never computed (XLA drops them).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -137,8 +138,13 @@ bool begin_capture_recording();
 // Runs the capture's graphs (the capture's end, on any thread), then ends
 // the capture recording, even when running fails.
 void finish_capture_recording();
-// Whether a capture is recording (any thread; cheap).
-bool capture_recording();
+namespace detail {
+// The capture's recording owner; 0 while none records (fused_graph.cc).
+extern std::atomic<uint64_t> capture_owner;
+}  // namespace detail
+// Whether a capture is recording (any thread): one relaxed load, inline,
+// as the hooks on every op's operands and results ask it.
+inline bool capture_recording() { return detail::capture_owner.load(std::memory_order_relaxed) != 0; }
 // Whether the calling thread is the capturing one.
 bool capturing_thread();
 // Whether `buffer` is a pending value of the capture's graphs.

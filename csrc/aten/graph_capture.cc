@@ -447,9 +447,6 @@ void GraphCapture::analyse(const std::vector<at::Tensor>& outputs) {
 ReplayPlan::ReplayPlan(std::shared_ptr<const CapturedGraph> graph) : graph_(std::move(graph)) {}
 
 std::optional<std::vector<at::Tensor>> ReplayPlan::replay(const std::vector<at::Tensor>& inputs) const {
-  // Inside a device graph capture the graph's ops are recorded into the
-  // capture's program, not launched now.
-  if (capturing_thread()) return std::nullopt;
   // Reads, donates and replaces its inputs' values as an op does.
   runtime::ValuesLock lock;
   const Captured& g = *graph_;
