@@ -6,7 +6,11 @@
 // - sqrt and the inverse functions ignore the sign of a zero part, so they
 //   pick the wrong side of a branch cut (sqrt(-4 - 0i) = +2i); they are
 //   computed in the first quadrant and moved back by the functions'
-//   symmetries (f(conj z) = conj f(z); odd functions also f(-z) = -f(z)).
+//   symmetries (f(conj z) = conj f(z); odd functions also f(-z) = -f(z));
+// - exp, log, sqrt, sin, cos, tan and their hyperbolic forms give NaN for
+//   most infinite or NaN parts and drop the sign of zero parts; here they
+//   give the special values of C99 Annex G as glibc (CPU's kernels) picks
+//   them where the standard leaves a sign open.
 #pragma once
 
 #include <functional>
@@ -19,6 +23,11 @@ hlo::Value complex_sin(hlo::Builder& b, const hlo::Value& z);
 hlo::Value complex_cos(hlo::Builder& b, const hlo::Value& z);
 hlo::Value complex_sinh(hlo::Builder& b, const hlo::Value& z);
 hlo::Value complex_cosh(hlo::Builder& b, const hlo::Value& z);
+hlo::Value complex_exp(hlo::Builder& b, const hlo::Value& z);
+hlo::Value complex_log(hlo::Builder& b, const hlo::Value& z);
+hlo::Value complex_sqrt(hlo::Builder& b, const hlo::Value& z);
+hlo::Value complex_tan(hlo::Builder& b, const hlo::Value& z);
+hlo::Value complex_tanh(hlo::Builder& b, const hlo::Value& z);
 
 // f(z) for f with f(conj z) = conj f(z), evaluated where the imaginary
 // part is +0 or positive; `odd` functions are evaluated in the first

@@ -83,11 +83,9 @@ hlo::Value trunc(hlo::Builder& b, const hlo::Value& x) {
   return b.select(b.compare(x, splat_like(b, 0, x), "LT"), b.ceil(x), b.floor(x));
 }
 
-// sqrt on the principal branch; complex through its symmetry, so that
-// sqrt(-1) is exactly 1j.
+// sqrt on the principal branch (complex_math.h: sqrt(-1) is exactly 1j).
 hlo::Value principal_sqrt(hlo::Builder& b, const hlo::Value& x) {
-  if (is_complex(x.dtype())) return by_symmetry(b, x, false, [&](const hlo::Value& z) { return b.sqrt(z); });
-  return b.sqrt(x);
+  return is_complex(x.dtype()) ? complex_sqrt(b, x) : b.sqrt(x);
 }
 
 // 1 / sqrt(x); complex as CPU computes it, through principal_sqrt (XLA's
@@ -99,20 +97,20 @@ hlo::Value principal_rsqrt(hlo::Builder& b, const hlo::Value& x) {
 // The float ops, on a value already in its (at least f32) compute type.
 hlo::Value float_op(hlo::Builder& b, UnaryOp op, const hlo::Value& x) {
   switch (op) {
-    case UnaryOp::kExp: return b.exponential(x);
+    case UnaryOp::kExp: return is_complex(x.dtype()) ? complex_exp(b, x) : b.exponential(x);
     case UnaryOp::kExpm1: return b.exponential_minus_one(x);
-    case UnaryOp::kLog: return b.log(x);
+    case UnaryOp::kLog: return is_complex(x.dtype()) ? complex_log(b, x) : b.log(x);
     case UnaryOp::kLog1p: return b.log_plus_one(x);
     // Dividing by the rounded constant (not multiplying by its reciprocal)
     // keeps exact powers of the base exact.
-    case UnaryOp::kLog2: return divide_by_real(b, b.log(x), std::log(2.0));
-    case UnaryOp::kLog10: return divide_by_real(b, b.log(x), std::log(10.0));
+    case UnaryOp::kLog2: return divide_by_real(b, float_op(b, UnaryOp::kLog, x), std::log(2.0));
+    case UnaryOp::kLog10: return divide_by_real(b, float_op(b, UnaryOp::kLog, x), std::log(10.0));
     case UnaryOp::kSqrt: return principal_sqrt(b, x);
     case UnaryOp::kRsqrt: return principal_rsqrt(b, x);
     case UnaryOp::kSin: return is_complex(x.dtype()) ? complex_sin(b, x) : b.sine(x);
     case UnaryOp::kCos: return is_complex(x.dtype()) ? complex_cos(b, x) : b.cosine(x);
-    case UnaryOp::kTan: return b.tan(x);
-    case UnaryOp::kTanh: return b.tanh(x);
+    case UnaryOp::kTan: return is_complex(x.dtype()) ? complex_tan(b, x) : b.tan(x);
+    case UnaryOp::kTanh: return is_complex(x.dtype()) ? complex_tanh(b, x) : b.tanh(x);
     case UnaryOp::kSigmoid: return b.logistic(x);
     case UnaryOp::kReciprocal: return b.divide(splat_like(b, 1, x), x);
     case UnaryOp::kErf: return erf(b, x);
@@ -178,9 +176,12 @@ hlo::Value lower_unary(hlo::Builder& b, UnaryOp op, const hlo::Value& input, Ele
       return b.sign(x);
     case UnaryOp::kSgn: {
       if (!is_complex(t)) return lower_unary(b, UnaryOp::kSign, x, t);
+      // z / |z| part by part, as CPU divides by the real magnitude: sgn(1 +
+      // inf i) is 0 + NaN i and sgn(-0 + 2i) keeps the -0 (a complex
+      // division gave NaN + NaN i and +0).
       const hlo::Value magnitude = complex_abs(b, x);
       const hlo::Value zero = splat_like(b, 0, magnitude);
-      const hlo::Value unit = b.divide(x, b.complex(magnitude, zero));
+      const hlo::Value unit = b.complex(b.divide(b.real(x), magnitude), b.divide(b.imag(x), magnitude));
       return b.select(b.compare(magnitude, zero, "EQ"), splat_like(b, 0, x), unit);
     }
     case UnaryOp::kBitwiseNot: return b.not_(x);
