@@ -21,6 +21,7 @@ FILES = [
     "test_indexing_ops.py",
     "test_random_ops.py",
     "test_float8.py",
+    "test_error_inputs.py",
 ]
 
 

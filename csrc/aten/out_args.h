@@ -3,6 +3,7 @@
 // (with ATen's warning when a non-empty out changes shape).
 #pragma once
 
+#include <ATen/MemoryOverlap.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
 #include <c10/core/ScalarType.h>
@@ -10,16 +11,26 @@
 namespace torch_tpu::aten {
 
 // For out= variants whose out must have the result's dtype exactly
-// (reductions' values, linalg results, aminmax, complex): no cast.
+// (reductions' values, linalg results, aminmax): no cast. The message of
+// ATen's structured kernels, which name dtypes as "float" and "double".
 inline void check_out_dtype(const at::Tensor& out, c10::ScalarType expected) {
-  TORCH_CHECK(out.scalar_type() == expected, "Expected out tensor to have dtype ", expected, ", but got ",
-              out.scalar_type(), " instead");
+  TORCH_CHECK(out.scalar_type() == expected, "Expected out tensor to have dtype ",
+              c10::scalarTypeToTypeMeta(expected), ", but got ", out.dtype(), " instead");
 }
 
 // out= must be on the device that computed the result (CUDA's message).
 inline void check_out_device(const at::Tensor& out, const at::Tensor& value) {
   TORCH_CHECK(out.device() == value.device(), "Expected out tensor to have device ", value.device(), ", but got ",
               out.device(), " instead");
+}
+
+// ATen's checks of an out= tensor against the op's inputs, made before out
+// is resized (a resize would hide an overlap): out may not write one
+// element twice, nor share memory with an input (CPU's "unsupported
+// operation: ... refer to a single memory location").
+inline void check_out_overlaps(const at::Tensor& out, std::initializer_list<const at::Tensor*> inputs) {
+  at::assert_no_internal_overlap(out);
+  for (const at::Tensor* input : inputs) at::assert_no_overlap(out, *input);
 }
 
 // Resizes out to value's shape; a resized out takes the value's layout, as

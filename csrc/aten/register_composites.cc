@@ -578,12 +578,16 @@ Tensor& tpu_index_reduce_out(const Tensor& self, int64_t dim, const Tensor& inde
 
 // ---- complex, polar ----------------------------------------------------------------
 
-Tensor complex_like(const char* op, const Tensor& a, const Tensor& b, bool from_polar) {
+void check_complex_inputs(const Tensor& a, const Tensor& b) {
   TORCH_CHECK(a.scalar_type() == b.scalar_type(), "Expected object of scalar type ", a.scalar_type(),
               " but got scalar type ", b.scalar_type(), " for second argument");
   TORCH_CHECK(a.scalar_type() == at::kFloat || a.scalar_type() == at::kDouble,
               "Expected both inputs to be Half, Float or Double tensors but got ", a.scalar_type(), " and ",
               b.scalar_type());
+}
+
+Tensor complex_like(const char* op, const Tensor& a, const Tensor& b, bool from_polar) {
+  check_complex_inputs(a, b);
   const OpCall call{op, "", {a, b}, {}};
   const Tensor result = run_op(call, [from_polar](hlo::Builder& bld, const std::vector<hlo::Value>& t,
                                                   const std::vector<hlo::Value>&) {
@@ -596,16 +600,22 @@ Tensor complex_like(const char* op, const Tensor& a, const Tensor& b, bool from_
   return in_iterator_layout(result, call.tensors);
 }
 
+// complex(out=) and polar(out=): CPU's message, checked before computing.
+void check_complex_out(const Tensor& a, const Tensor& b, const Tensor& out) {
+  check_complex_inputs(a, b);
+  const c10::ScalarType expected = c10::toComplexType(a.scalar_type());
+  TORCH_CHECK(out.scalar_type() == expected, "Expected object of scalar type ", expected, " but got scalar type ",
+              out.scalar_type(), " for argument 'out'");
+}
+
 Tensor& tpu_complex_out(const Tensor& real, const Tensor& imag, Tensor& out) {
-  Tensor value = complex_like("aten::complex", real, imag, false);
-  check_out_dtype(out, value.scalar_type());
-  return write_out(out, value);
+  check_complex_out(real, imag, out);
+  return write_out(out, complex_like("aten::complex", real, imag, false));
 }
 
 Tensor& tpu_polar_out(const Tensor& abs, const Tensor& angle, Tensor& out) {
-  Tensor value = complex_like("aten::polar", abs, angle, true);
-  check_out_dtype(out, value.scalar_type());
-  return write_out(out, value);
+  check_complex_out(abs, angle, out);
+  return write_out(out, complex_like("aten::polar", abs, angle, true));
 }
 
 // ---- cdist / pdist --------------------------------------------------------------------

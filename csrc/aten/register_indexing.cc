@@ -30,6 +30,7 @@
 #include "aten/dtypes.h"
 #include "aten/elementwise_args.h"
 #include "aten/index_checks.h"
+#include "aten/out_args.h"
 #include "aten/op_runner.h"
 #include "aten/result_layout.h"
 #include "ops/indexing/advanced_index.h"
@@ -76,7 +77,7 @@ at::Tensor gather_into(const at::Tensor& self, int64_t dim_in, const at::Tensor&
   if (index.numel() == 0) {
     // CPU checks no shapes for an empty index: the result is its empty shape.
     if (!out) return at::empty(index.sizes(), self.options());
-    check_exact(self.scalar_type(), *out);
+    check_out_dtype(*out, self.scalar_type());  // gather is structured
     at::native::resize_output(*out, index.sizes());
     return *out;
   }
@@ -87,7 +88,7 @@ at::Tensor gather_into(const at::Tensor& self, int64_t dim_in, const at::Tensor&
   auto body = [dim](hlo::Builder& b, const Values& t, const Values&) { return ops::lower_gather(b, t[0], t[1], dim); };
   const std::string message = bounds_message("gather()", dim, size_or_one(self, dim));
   if (out) {
-    check_exact(self.scalar_type(), *out);
+    check_out_dtype(*out, self.scalar_type());  // gather is structured
     at::native::resize_output(*out, index.sizes());
     // CPU's checks: the result may not share memory with the input, nor
     // partly with the index.
@@ -285,6 +286,7 @@ at::Tensor index_select_into(const at::Tensor& self, int64_t dim_in, const at::T
   };
   if (out) {
     check_exact(self.scalar_type(), *out);
+    check_out_overlaps(*out, {&self, &index_in});
     at::native::resize_output(*out, shape);
     run_checked_into(call, body, *out, CheckError::kIndex, "index out of range in self");
     return *out;
@@ -468,6 +470,7 @@ at::Tensor take_into(const at::Tensor& self, const at::Tensor& index_in, at::Ten
   const std::string message = flat_message("take()", self.numel());
   if (out) {
     check_exact(self.scalar_type(), *out);
+    check_out_overlaps(*out, {&self, &index_in});
     at::native::resize_output(*out, index.sizes());
     run_checked_into(call, body, *out, CheckError::kIndex, message);
     return *out;

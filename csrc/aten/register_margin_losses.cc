@@ -60,7 +60,6 @@ struct MultiMarginArgs {
 MultiMarginArgs check_multi_margin(const Tensor& self, const Tensor& target, const c10::Scalar& p,
                                    const c10::Scalar& margin, const std::optional<Tensor>& weight) {
   check_input(self, "multi_margin_loss");
-  check_long(target);
   const int64_t n = self.dim() == 2 ? self.size(0) : 1, c = self.dim() == 0 ? 1 : self.size(-1);
   TORCH_CHECK(target.dim() <= 1 && target.numel() == n,
               "multi_margin_loss: target tensor should be 1-D with size equal to the number of input samples ",
@@ -73,6 +72,7 @@ MultiMarginArgs check_multi_margin(const Tensor& self, const Tensor& target, con
     TORCH_CHECK(w->scalar_type() == self.scalar_type(), "expected scalar type ", self.scalar_type(), " but found ",
                 w->scalar_type());
   }
+  check_long(target);  // after the shapes, as CPU's kernel reads it
   return {p.toLong(), margin.toDouble(), w};
 }
 
@@ -138,9 +138,9 @@ Tensor& tpu_multi_margin_loss_backward_out(const Tensor& grad_output, const Tens
 
 void check_multilabel(const Tensor& self, const Tensor& target) {
   check_input(self, "multilabel_margin_loss_forward_out_frame");
-  check_long(target);
   TORCH_CHECK(target.sizes() == self.sizes(), "inconsistent target size: ", target.sizes(), " for input of size: ",
               self.sizes());
+  check_long(target);
 }
 
 std::tuple<Tensor, Tensor> tpu_multilabel_margin_loss_forward(const Tensor& self, const Tensor& target,

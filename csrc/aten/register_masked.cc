@@ -29,6 +29,7 @@
 #include "aten/elementwise_args.h"
 #include "aten/index_checks.h"
 #include "aten/op_runner.h"
+#include "aten/out_args.h"
 #include "aten/result_layout.h"
 #include "ops/indexing/masked.h"
 
@@ -148,6 +149,7 @@ at::Tensor masked_select_any(const at::Tensor& self, const at::Tensor& mask, at:
   };
   if (out) {
     check_exact(self.scalar_type(), *out);
+    check_out_overlaps(*out, {&self, &mask});
     at::native::resize_output(*out, {count});
     run_op_into(call, body, *out);
     return *out;

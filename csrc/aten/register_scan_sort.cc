@@ -279,6 +279,7 @@ std::tuple<at::Tensor&, at::Tensor&> kthvalue_out(const at::Tensor& self, c10::S
                                                   at::Tensor& values, at::Tensor& indices) {
   check_out_dtype(values, self.scalar_type());
   check_out_dtype(indices, c10::kLong);
+  at::assert_no_overlap(self, values);  // CPU's one check
   return write_pair(kthvalue(self, std::move(k), dim, keepdim), values, indices);
 }
 

@@ -97,8 +97,10 @@ at::Tensor& cat_out(const at::ITensorListRef& tensors, int64_t dim, at::Tensor& 
   TORCH_CHECK_TYPE(c10::canCast(plan.dtype, out.scalar_type()),
                    "torch.cat(): input types can't be cast to the desired output type ", out.scalar_type());
   // As CPU; checked before the resize, which would change an input that is
-  // also the out (torch.stack([x, x], out=x)).
-  for (const at::Tensor& part : plan.parts) at::assert_no_overlap(out, part);
+  // also the out (torch.stack([x, x], out=x)), and against every input,
+  // the skipped legacy empty ones too.
+  at::assert_no_internal_overlap(out);
+  for (const at::Tensor& input : tensors) at::assert_no_overlap(out, input);
   if (at::native::resize_output(out, plan.shape) && plan.format != c10::MemoryFormat::Contiguous) {
     out.resize_(plan.shape, plan.format);
   }
