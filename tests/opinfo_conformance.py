@@ -8,7 +8,11 @@ Run all of op_db and write a JSON report:
 
 `--refs` runs `python_ref_db` instead: PyTorch's Python references
 (`torch._refs`, the decompositions torch.compile traces through), whose
-prims run as aten ops on the device.
+prims run as aten ops on the device. `--inputs reference` runs each op's
+reference inputs (PyTorch's larger, harder set: extremal values, large
+arguments, type promotion, noncontiguous layouts) instead of its sample
+inputs; `--inputs inplace` runs each op's in-place variant (`x.add_(y)`) on
+its sample inputs and compares the result and the written input.
 
 `tests/test_opinfo.py` runs a representative subset in CI and checks that
 only the listed expected failures fail.
@@ -144,12 +148,39 @@ def _run_sample(op, sample, dtype) -> None:
     compare(t_grads, c_grads, "backward", backward=True)
 
 
-def run_op(op, dtype=torch.float32, max_samples=None) -> Result:
+def _run_inplace_sample(op, sample) -> None:
+    """op's in-place variant on the sample on CPU and on a copy of it (the
+    same strides and storage offsets) on tpu: the results and the written
+    inputs must agree."""
+    t_in, t_args, t_kwargs = _move_sample(sample, DEVICE, base_name(op) in HOST_ARGUMENT_OPS)
+    with torch.random.fork_rng(devices=[]):
+        try:
+            c_in, c_args, c_kwargs = _move_sample(sample, "cpu")
+            expected = op.inplace_variant(c_in, *c_args, **c_kwargs)
+        except Exception:  # CPU refuses this sample (a result type self cannot hold)
+            raise Skip()
+    actual = op.inplace_variant(t_in, *t_args, **t_kwargs)
+    compare(actual, expected, "in-place result")
+    compare(t_in, c_in, "written input")
+
+
+# Which inputs run_op takes from an OpInfo: its sample inputs, its
+# reference inputs, or its sample inputs through its in-place variant.
+INPUTS = ("sample", "reference", "inplace")
+
+
+def run_op(op, dtype=torch.float32, max_samples=None, inputs="sample") -> Result:
+    name = full_name(op)
+    if inputs == "inplace" and (op.inplace_variant is None or base_name(op) in RANDOM_OPS):
+        return Result(name)
     try:
-        samples = list(op.sample_inputs("cpu", dtype, requires_grad=op.supports_autograd))
+        make = op.reference_inputs if inputs == "reference" else op.sample_inputs
+        samples = list(make("cpu", dtype, requires_grad=op.supports_autograd and inputs != "inplace"))
     except Exception as e:  # noqa: BLE001
-        return Result(full_name(op), errors=[f"sample_inputs: {e}"[:MAX_MESSAGE]])
-    return run_cases(full_name(op), [("", functools.partial(_run_sample, op, s, dtype)) for s in samples[:max_samples]])
+        return Result(name, errors=[f"{inputs} inputs: {e}"[:MAX_MESSAGE]])
+    run = (lambda s: functools.partial(_run_inplace_sample, op, s)) if inputs == "inplace" else (
+        lambda s: functools.partial(_run_sample, op, s, dtype))
+    return run_cases(name, [("", run(s)) for s in samples[:max_samples]])
 
 
 def select_ops(names=None, dtype=torch.float32, refs=False):
@@ -166,9 +197,10 @@ def summarize(results, dtype=torch.float32) -> str:
     return conformance_common.summarize("opinfo", "ops", "samples", results, dtype)
 
 
-def run_command_line(argv, description, run_op, summarize, default_report) -> int:
+def run_command_line(argv, description, run_op, summarize, default_report, choose_inputs=False) -> int:
     """The op runners' command line: which ops (the CI subset, --all,
-    --refs, --ops), their dtype and samples, and the report's path."""
+    --refs, --ops), their dtype and samples (and with `choose_inputs`,
+    which inputs: --inputs), and the report's path."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--all", action="store_true", help="every op in op_db (default: the CI subset)")
     parser.add_argument("--refs", action="store_true", help="every reference in python_ref_db instead of op_db")
@@ -176,18 +208,23 @@ def run_command_line(argv, description, run_op, summarize, default_report) -> in
     parser.add_argument("--max-samples", type=int, default=None)
     parser.add_argument("--report", default=default_report)
     parser.add_argument("--dtype", default="float32", choices=DTYPES, help="the dtype of the samples")
+    if choose_inputs:
+        parser.add_argument("--inputs", default="sample", choices=INPUTS,
+                            help="sample inputs, reference inputs, or the in-place variants on sample inputs")
     args = parser.parse_args(argv)
     from test_opinfo import CI_OPS
 
     dtype = getattr(torch, args.dtype)
     names = args.ops if args.ops else (None if args.all or args.refs else CI_OPS)
-    run_all(select_ops(names, dtype, args.refs), lambda op: run_op(op, dtype, args.max_samples), summarize,
-            args.report, dtype)
+    inputs = {"inputs": args.inputs} if "inputs" in args else {}
+    run_all(select_ops(names, dtype, args.refs), lambda op: run_op(op, dtype, args.max_samples, **inputs),
+            summarize, args.report, dtype)
     return 0
 
 
 def main(argv=None) -> int:
-    return run_command_line(argv, __doc__.splitlines()[0], run_op, summarize, "opinfo_report.json")
+    return run_command_line(argv, __doc__.splitlines()[0], run_op, summarize, "opinfo_report.json",
+                            choose_inputs=True)
 
 
 if __name__ == "__main__":

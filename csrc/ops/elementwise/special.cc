@@ -177,6 +177,10 @@ hlo::Value trigamma(hlo::Builder& b, const hlo::Value& input) {
   return b.select(reflect, b.subtract(reflection, sum), sum);
 }
 
+// The largest even order whose near-zero pair is summed in factored form
+// (its sum of powers is unrolled: 3 ops per order).
+constexpr int64_t kMaxPairedPolygammaOrder = 64;
+
 // polygamma(n, x) for n >= 2 and x off the poles. XLA's chlo.polygamma is
 // only right for x > 0, so negative x is first moved up by the recurrence
 // psi_n(x) = psi_n(x + 1) + (-1)^(n + 1) n! / x^(n + 1), one step per loop
@@ -184,8 +188,16 @@ hlo::Value trigamma(hlo::Builder& b, const hlo::Value& input) {
 // cancel within the sum, as in the CPU kernel's zeta, rather than against a
 // large psi_n near 0). Below -2^24 (f32) every float is an integer, i.e. a
 // pole, so the loop ends.
+//
+// For even n the two terms nearest 0, 1 / a^(n + 1) and 1 / b^(n + 1) with
+// a in (-1, 0) and b = a + 1, have opposite signs and cancel to a small
+// part of either near a = -1/2 (polygamma(4, -2.49998) lost 4 digits in
+// float32); they are summed in the factored form
+//   (a + b) (|a|^n + |a|^(n-1) b + ... + b^n) / (a b)^(n + 1)
+// whose terms are all positive, from the exact a = x - ceil(x).
 hlo::Value polygamma_shifted(hlo::Builder& b, int64_t n, const hlo::Value& x) {
   const double limit = x.dtype() == ElementType::kF64 ? 9007199254740992.0 : 16777216.0;
+  const bool pair_near_zero = n % 2 == 0 && n <= kMaxPairedPolygammaOrder;
   auto needs_shift = [limit](hlo::Builder& c, const hlo::Value& v, const hlo::Value& negative) {
     return c.and_(negative, c.and_(c.compare(v, k(c, 6, v), "LT"), c.compare(v, k(c, -limit, v), "GT")));
   };
@@ -201,15 +213,33 @@ hlo::Value polygamma_shifted(hlo::Builder& b, int64_t n, const hlo::Value& x) {
                           return std::vector<hlo::Value>{r.or_(a[0], a[1])};
                         });
       },
-      [n, needs_shift](hlo::Builder& c, const std::vector<hlo::Value>& v) {
+      [n, needs_shift, pair_near_zero](hlo::Builder& c, const std::vector<hlo::Value>& v) {
         hlo::Value m = needs_shift(c, v[0], v[2]);
+        hlo::Value add_term = m;
+        if (pair_near_zero) {
+          const hlo::Value near_zero = c.and_(c.compare(v[0], k(c, -1, v[0]), "GT"), c.compare(v[0], k(c, 1, v[0]), "LT"));
+          add_term = c.and_(m, c.not_(near_zero));
+        }
         hlo::Value term = c.power(v[0], k(c, -static_cast<double>(n + 1), v[0]));
         return std::vector<hlo::Value>{c.select(m, c.add(v[0], k(c, 1, v[0])), v[0]),
-                                       c.add(v[1], c.select(m, term, k(c, 0, term))), v[2]};
+                                       c.add(v[1], c.select(add_term, term, k(c, 0, term))), v[2]};
       });
+  hlo::Value sum = out[1];
+  if (pair_near_zero) {
+    const hlo::Value lo = b.subtract(x, b.ceil(x)), hi = b.add(lo, k(b, 1, lo));
+    const hlo::Value lo_abs = b.negate(lo);
+    hlo::Value powers = k(b, 1, x), q = k(b, 1, x);
+    for (int64_t i = 1; i <= n; ++i) {
+      powers = b.multiply(powers, lo_abs);
+      q = b.add(powers, b.multiply(hi, q));
+    }
+    const hlo::Value pair = b.divide(b.multiply(b.add(lo, hi), q),
+                                     b.power(b.multiply(lo, hi), k(b, static_cast<double>(n + 1), x)));
+    sum = b.add(sum, b.select(negative, pair, k(b, 0, pair)));
+  }
   hlo::Value r = b.binary("chlo.polygamma", k(b, static_cast<double>(n), x), out[0]);
   const double factorial = std::exp(std::lgamma(static_cast<double>(n) + 1));
-  return b.add(r, b.multiply(out[1], k(b, n % 2 ? factorial : -factorial, r)));
+  return b.add(r, b.multiply(sum, k(b, n % 2 ? factorial : -factorial, r)));
 }
 
 // exp(x^2) erfc(x). Below 2 the product itself is accurate (and overflows
