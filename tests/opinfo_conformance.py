@@ -11,8 +11,10 @@ Run all of op_db and write a JSON report:
 prims run as aten ops on the device. `--inputs reference` runs each op's
 reference inputs (PyTorch's larger, harder set: extremal values, large
 arguments, type promotion, noncontiguous layouts) instead of its sample
-inputs; `--inputs inplace` runs each op's in-place variant (`x.add_(y)`) on
-its sample inputs and compares the result and the written input.
+inputs; `--inputs noncontiguous` its sample inputs with every tensor a
+strided view of a larger one; `--inputs inplace` runs each op's in-place
+variant (`x.add_(y)`) on its sample inputs and compares the result and the
+written input.
 
 `tests/test_opinfo.py` runs a representative subset in CI and checks that
 only the listed expected failures fail.
@@ -141,7 +143,10 @@ def _run_sample(op, sample, dtype) -> None:
         return
     gen = torch.Generator().manual_seed(0)
     weights = [torch.randn(o.shape, dtype=o.dtype, generator=gen) for o in c_out]
-    c_grads = torch.autograd.grad(c_out, c_grad_in, weights, allow_unused=True)
+    try:
+        c_grads = torch.autograd.grad(c_out, c_grad_in, weights, allow_unused=True)
+    except RuntimeError:  # CPU has no derivative here either (remainder of a Python number by a tensor)
+        return
     t_grads = torch.autograd.grad(t_out, t_grad_in, [w.to(DEVICE) for w in weights], allow_unused=True)
     c_grads = [g if g is not None else torch.zeros_like(x) for g, x in zip(c_grads, c_grad_in)]
     t_grads = [g if g is not None else torch.zeros_like(x) for g, x in zip(t_grads, t_grad_in)]
@@ -165,8 +170,10 @@ def _run_inplace_sample(op, sample) -> None:
 
 
 # Which inputs run_op takes from an OpInfo: its sample inputs, its
-# reference inputs, or its sample inputs through its in-place variant.
-INPUTS = ("sample", "reference", "inplace")
+# reference inputs, its sample inputs made noncontiguous (every tensor a
+# strided view of a larger one, as PyTorch's test_noncontiguous_samples),
+# or its sample inputs through its in-place variant.
+INPUTS = ("sample", "reference", "noncontiguous", "inplace")
 
 
 def run_op(op, dtype=torch.float32, max_samples=None, inputs="sample") -> Result:
@@ -176,6 +183,8 @@ def run_op(op, dtype=torch.float32, max_samples=None, inputs="sample") -> Result
     try:
         make = op.reference_inputs if inputs == "reference" else op.sample_inputs
         samples = list(make("cpu", dtype, requires_grad=op.supports_autograd and inputs != "inplace"))
+        if inputs == "noncontiguous":
+            samples = [sample.noncontiguous() for sample in samples]
     except Exception as e:  # noqa: BLE001
         return Result(name, errors=[f"{inputs} inputs: {e}"[:MAX_MESSAGE]])
     run = (lambda s: functools.partial(_run_inplace_sample, op, s)) if inputs == "inplace" else (

@@ -67,6 +67,8 @@ hlo::Value lower_elu_backward(hlo::Builder& b, const hlo::Value& grad, const hlo
   hlo::Value negative = is_result
                             ? b.multiply(b.multiply(g, ipt), b.add(v, negcoef))
                             : b.multiply(b.multiply(b.multiply(g, ipt), negcoef), b.exponential(b.multiply(v, ipt)));
+  // A NaN input takes the linear side (its gradient passes), as in CUDA's
+  // kernel and CPU's scalar one; CPU's vectorized loop gives NaN there.
   hlo::Value r = b.select(b.compare(v, k(b, 0, v), "LE"), negative, b.multiply(g, fill(b, scale, v)));
   return convert_to(b, r, out);
 }
