@@ -155,6 +155,18 @@ def test_orthogonal_polynomials(fn):
     assert_same(fn, x.to(torch.bfloat16), n.to(torch.bfloat16)[:1])  # NotImplementedError on both
 
 
+@pytest.mark.parametrize("fn", [torch.special.chebyshev_polynomial_t, torch.special.chebyshev_polynomial_w,
+                                torch.special.shifted_chebyshev_polynomial_u], ids=lambda f: f.__name__)
+def test_orthogonal_polynomials_of_huge_degrees_end(fn):
+    # Beyond 2^24 a float32 degree counter stopped growing and the loop never
+    # ended; outside [-1, 1] the values overflow to NaN within a few hundred
+    # steps, where the loop now stops (as CPU's does); NaN, infinite and
+    # degrees from 2^63 up are 0, as CPU's int64 conversion makes them.
+    x = torch.tensor([3.6, -3.6, 1.5, 1.0000001, 1.0, -1.0, 0.5, 0.0])
+    for degree in (3e7, 2.0 ** 40, 1e20, float("inf"), float("nan")):
+        assert_same(fn, x, torch.full_like(x, degree), rtol=1e-4, atol=1e-4)
+
+
 # ---- small ops over other tpu ops -----------------------------------------------------
 
 

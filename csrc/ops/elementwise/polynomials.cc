@@ -89,20 +89,26 @@ hlo::Value any(hlo::Builder& b, const hlo::Value& pred) {
 }
 
 // P_n(x) by the recurrence for the elements in `use` with n >= 2: one loop
-// iteration per degree, as many as the largest such n needs.
+// iteration per degree, as many as the largest such n needs. An element
+// stops early once its value is NaN, as CPU's loops do (a Chebyshev
+// polynomial outside [-1, 1] overflows to inf, then inf - inf is NaN), so
+// a degree of 10^18 there ends after a few hundred iterations. The degree
+// is counted in int64 (a float counter stops growing at 2^24 in float32).
 hlo::Value recurrence(hlo::Builder& b, Family f, const hlo::Value& x, const hlo::Value& n, const hlo::Value& use) {
-  // m counts P_m in q; elements stop when m reaches their n.
-  hlo::Value active_n = b.select(use, n, k(b, 1, n));
+  const hlo::Value one_i = b.constant_splat_int(1, hlo::TensorType(ElementType::kS64, x.dims()));
+  const hlo::Value active_n = b.select(use, b.convert(n, ElementType::kS64), one_i);
+  auto going = [](hlo::Builder& c, const std::vector<hlo::Value>& v) {
+    return c.and_(c.compare(v[0], v[4], "LT"), c.compare(v[2], v[2], "EQ"));
+  };
   std::vector<hlo::Value> out = b.while_loop(
-      {k(b, 1, x), k(b, 1, x), first(b, f, x), x, active_n},
-      [](hlo::Builder& c, const std::vector<hlo::Value>& v) {
-        return std::vector<hlo::Value>{any(c, c.compare(v[0], v[4], "LT"))};
-      },
-      [f](hlo::Builder& c, const std::vector<hlo::Value>& v) {
+      {one_i, k(b, 1, x), first(b, f, x), x, active_n},
+      [going](hlo::Builder& c, const std::vector<hlo::Value>& v) { return std::vector<hlo::Value>{any(c, going(c, v))}; },
+      [f, going](hlo::Builder& c, const std::vector<hlo::Value>& v) {
         const hlo::Value &m = v[0], &p = v[1], &q = v[2], &x = v[3], &n = v[4];
-        hlo::Value going = c.compare(m, n, "LT");
-        hlo::Value r = next(c, f, m, x, p, q);
-        return std::vector<hlo::Value>{c.add(m, k(c, 1, m)), c.select(going, q, p), c.select(going, r, q), x, n};
+        const hlo::Value on = going(c, v);
+        hlo::Value r = next(c, f, c.convert(m, x.dtype()), x, p, q);
+        return std::vector<hlo::Value>{c.add(m, c.constant_splat_int(1, hlo::TensorType(ElementType::kS64, m.dims()))),
+                                       c.select(on, q, p), c.select(on, r, q), x, n};
       });
   return out[2];
 }
@@ -127,9 +133,12 @@ hlo::Value lower_polynomial(hlo::Builder& b, BinaryMathOp p, const hlo::Value& i
   const hlo::Value ax = b.abs(x);
   hlo::Value one = k(b, 1, x), zero = k(b, 0, x);
 
+  // CPU converts the degree to int64: NaN, infinities and degrees from 2^63
+  // up become INT64_MIN, a negative degree, whose polynomial is 0.
+  const hlo::Value no_degree = b.not_(b.compare(b.abs(n), k(b, 9223372036854775808.0, n), "LT"));
   // Elements the recurrence computes: degree >= 2 and no closed form or
   // exact value below (this also bounds the loop by the largest such degree).
-  hlo::Value use = b.and_(b.compare(n, k(b, 2, n), "GE"), b.is_finite(n));
+  hlo::Value use = b.and_(b.compare(n, k(b, 2, n), "GE"), b.not_(no_degree));
   hlo::Value inside = b.constant_splat_int(0, hlo::TensorType(ElementType::kPred, x.dims()));
   if (is_chebyshev(f)) {
     const double cutoff = (f == Family::kChebyshevT || is_shifted(p)) ? 6 : 8;
@@ -193,7 +202,7 @@ hlo::Value lower_polynomial(hlo::Builder& b, BinaryMathOp p, const hlo::Value& i
   result = b.select(b.compare(n, one, "EQ"), first(b, f, x), result);
   if (f == Family::kLaguerre) result = b.select(b.compare(ax, zero, "EQ"), one, result);
   result = b.select(b.compare(n, zero, "EQ"), one, result);
-  return b.select(b.compare(n, zero, "LT"), zero, result);
+  return b.select(b.or_(b.compare(n, zero, "LT"), no_degree), zero, result);
 }
 
 }  // namespace torch_tpu::ops
