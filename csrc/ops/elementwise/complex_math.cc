@@ -28,6 +28,10 @@ Value not_finite(hlo::Builder& b, const Value& v) {
   return b.not_(b.compare(b.abs(v), splat_like(b, INFINITY, v), "LT"));
 }
 Value nan_like(hlo::Builder& b, const Value& v) { return splat_like(b, NAN, v); }
+// copysign(magnitude, sign): the constant with the sign bit of each element.
+Value with_sign_of(hlo::Builder& b, double magnitude, const Value& sign) {
+  return b.select(sign_bit(b, sign), splat_like(b, -magnitude, sign), splat_like(b, magnitude, sign));
+}
 
 // Where `when` holds, the result is re + i im instead of (re0, im0): the
 // special values of C99 Annex G laid over the general formulas.
@@ -101,7 +105,7 @@ Value complex_exp(hlo::Builder& b, const Value& z) {
   const Value inf = splat_like(b, INFINITY, x);
   r.set(b, b.and_(y_bad, b.compare(x, inf, "EQ")), inf, nan_like(b, y));
   const Value zero_im = b.select(b.compare(y, splat_like(b, -INFINITY, y), "EQ"), splat_like(b, -0.0, y),
-                                 splat_like(b, 0, y));
+                                 splat_like(b, 0, y));  // +0 for a NaN y, whatever its sign bit
   r.set(b, b.and_(y_bad, b.compare(x, b.negate(inf), "EQ")), splat_like(b, 0, x), zero_im);
   return b.complex(r.re, r.im);
 }
@@ -139,9 +143,7 @@ Value complex_tanh(hlo::Builder& b, const Value& z) {
   const Value x = b.real(z), y = b.imag(z);
   Parts r{b.real(w), b.imag(w)};
   r.im = b.select(is_zero(b, y), y, r.im);
-  const Value signed_zero = b.select(sign_bit(b, y), splat_like(b, -0.0, y), splat_like(b, 0, y));
-  const Value signed_one = b.select(sign_bit(b, x), splat_like(b, -1, x), splat_like(b, 1, x));
-  r.set(b, b.and_(is_inf(b, x), b.or_(is_zero(b, y), is_inf(b, y))), signed_one, signed_zero);
+  r.set(b, b.and_(is_inf(b, x), b.or_(is_zero(b, y), is_inf(b, y))), with_sign_of(b, 1, x), with_sign_of(b, 0, y));
   r.set(b, b.and_(is_zero(b, x), not_finite(b, y)), x, nan_like(b, y));
   return b.complex(r.re, r.im);
 }
@@ -155,9 +157,7 @@ Value complex_tan(hlo::Builder& b, const Value& z) {
   Parts r{b.real(w), b.imag(w)};
   r.re = b.select(is_zero(b, x), x, r.re);
   r.set(b, b.and_(not_finite(b, x), is_zero(b, y)), nan_like(b, x), y);
-  const Value signed_zero = b.select(sign_bit(b, x), splat_like(b, -0.0, x), splat_like(b, 0, x));
-  const Value signed_one = b.select(sign_bit(b, y), splat_like(b, -1, y), splat_like(b, 1, y));
-  r.set(b, b.and_(is_inf(b, x), is_inf(b, y)), signed_zero, signed_one);
+  r.set(b, b.and_(is_inf(b, x), is_inf(b, y)), with_sign_of(b, 0, x), with_sign_of(b, 1, y));
   return b.complex(r.re, r.im);
 }
 

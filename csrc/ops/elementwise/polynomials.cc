@@ -102,7 +102,9 @@ hlo::Value recurrence(hlo::Builder& b, Family f, const hlo::Value& x, const hlo:
   };
   std::vector<hlo::Value> out = b.while_loop(
       {one_i, k(b, 1, x), first(b, f, x), x, active_n},
-      [going](hlo::Builder& c, const std::vector<hlo::Value>& v) { return std::vector<hlo::Value>{any(c, going(c, v))}; },
+      [going](hlo::Builder& c, const std::vector<hlo::Value>& v) {
+        return std::vector<hlo::Value>{any(c, going(c, v))};
+      },
       [f, going](hlo::Builder& c, const std::vector<hlo::Value>& v) {
         const hlo::Value &m = v[0], &p = v[1], &q = v[2], &x = v[3], &n = v[4];
         const hlo::Value on = going(c, v);

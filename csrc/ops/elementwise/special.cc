@@ -217,7 +217,8 @@ hlo::Value polygamma_shifted(hlo::Builder& b, int64_t n, const hlo::Value& x) {
         hlo::Value m = needs_shift(c, v[0], v[2]);
         hlo::Value add_term = m;
         if (pair_near_zero) {
-          const hlo::Value near_zero = c.and_(c.compare(v[0], k(c, -1, v[0]), "GT"), c.compare(v[0], k(c, 1, v[0]), "LT"));
+          const hlo::Value near_zero =
+              c.and_(c.compare(v[0], k(c, -1, v[0]), "GT"), c.compare(v[0], k(c, 1, v[0]), "LT"));
           add_term = c.and_(m, c.not_(near_zero));
         }
         hlo::Value term = c.power(v[0], k(c, -static_cast<double>(n + 1), v[0]));
