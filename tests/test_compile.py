@@ -521,3 +521,37 @@ def test_control_flow_under_autocast(compiled):
     for got, want in zip(run(x.to(TPU), w.to(TPU)), f(x, w)):
         assert got.dtype == want.dtype
         torch.testing.assert_close(got.float().cpu(), want.float(), rtol=2e-2, atol=5e-2)
+
+
+def test_scan_with_gradients():
+    # Decomposing detach / alias_copy made scan's functionalization see its
+    # body alias an input ("scan might be aliasing the input or the output").
+    from torch._higher_order_ops.scan import scan
+
+    def f(init, xs):
+        carry, ys = scan(lambda c, x: (torch.tanh(c * x), torch.tanh(c * x) * 2), init, xs)
+        return carry.sum() + ys.sum()
+
+    init, xs = torch.randn(3, requires_grad=True), torch.randn(5, 3, requires_grad=True)
+    f(init, xs).backward()
+    tpu_init, tpu_xs = (t.detach().to(TPU).requires_grad_() for t in (init, xs))
+    loss = torch.compile(f, backend="tpu", fullgraph=True)(tpu_init, tpu_xs)
+    loss.backward()
+    torch.testing.assert_close(loss.cpu(), f(init, xs).detach(), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(tpu_init.grad.cpu(), init.grad, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(tpu_xs.grad.cpu(), xs.grad, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("device", ["cpu", TPU])
+def test_compiled_optimizer_step_does_not_trace_the_capture_check(device):
+    # torch_tpu's optimizer pre-hook (graphs.py) runs for every optimizer in
+    # the process; Dynamo must not meet the extension's builtin in it.
+    import warnings
+
+    model = nn.Linear(4, 4).to(device)
+    opt = torch.optim.Adam(model.parameters(), lr=0.1, capturable=device != "cpu")
+    model(torch.randn(2, 4, device=device)).sum().backward()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.compile(opt.step, backend="tpu" if device != "cpu" else "eager")()
+    assert not [w for w in caught if "torch_tpu" in str(w.message)]

@@ -199,8 +199,13 @@ def _refuse_uncapturable_step(optimizer: torch.optim.Optimizer, args: Any, kwarg
     """An optimizer step pre-hook: an optimizer that keeps its step count on
     the host (capturable=False) would bake the count of the captured step
     into the graph, so every replay would take that step's bias correction.
-    PyTorch refuses this for CUDA graphs; this does the same for tpu."""
-    if not _C.aten.graph_capturing():
+    PyTorch refuses this for CUDA graphs; this does the same for tpu.
+
+    Registered for every optimizer in the process, so it steps aside under
+    torch.compile, as PyTorch's check for CUDA graphs does: Dynamo cannot
+    trace the extension's builtin, and tracing into it warned and split
+    every compiled ``step()``, on any device, into dozens of frames."""
+    if torch.compiler.is_compiling() or not _C.aten.graph_capturing():
         return
     if not all(group.get("capturable", True) for group in optimizer.param_groups):
         raise RuntimeError(
