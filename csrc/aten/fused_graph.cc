@@ -384,11 +384,7 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
       std::vector<hlo::Value> arguments;
       for (const RecordedOp& op : ops_) {
         for (const Barrier& barrier : op.barriers) {
-          // x / 1 with the 1 a parameter: XLA can neither fold it away nor
-          // copy it into consumers (a divide is expensive to it).
-          const hlo::Value& x = results[barrier.source];
-          results[barrier.result] =
-              b.divide(x, b.broadcast_in_dim(parameters[barrier.one], x.type().dims, {}));
+          results[barrier.result] = barrier_copy(b, results[barrier.source], parameters[barrier.one]);
         }
         arguments.clear();
         for (uint32_t a : op.arguments) arguments.push_back(a & kResultBit ? results[a & ~kResultBit] : parameters[a]);
@@ -498,8 +494,8 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
   // 29 s to compile, 1 s cut). Runs are therefore cut at max_chain() ops:
   // an argument whose run would grow past it is first divided by a 1 the
   // program takes as a parameter (a barrier: the same value, computed
-  // once), and this op and every later one read that. Only floating point
-  // values get barriers. Returns the runs ending at the op's results.
+  // once; barrier_copy), and this op and every later one read that.
+  // Returns the runs ending at the op's results.
   std::vector<uint16_t> limit_chains(RecordedOp& recorded) {
     const std::vector<hlo::Builder::ResultChain>& chains = recorded.fragment->plain.flow.chains;
     const int64_t limit = max_chain();
@@ -515,9 +511,9 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
           const uint32_t argument = recorded.arguments[parameter];
           // (A run that starts at the argument, 0 long, is the op's own.)
           const int64_t run = run_of(argument);
-          if (run == 0 || run + length <= limit || !barrier_allowed(dtypes_[argument & ~kResultBit])) continue;
+          if (run == 0 || run + length <= limit) continue;
           const bool seen = std::any_of(cuts.begin(), cuts.end(), [&](const auto& c) { return c.first == argument; });
-          if (!seen) cuts.emplace_back(argument, one_parameter(dtypes_[argument & ~kResultBit]));
+          if (!seen) cuts.emplace_back(argument, one_parameter(divisor_type(dtypes_[argument & ~kResultBit])));
         }
       }
       for (const auto& [argument, one] : cuts) {
@@ -540,8 +536,32 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
     return out;
   }
 
-  // 8-bit floats are left alone: XLA would divide them through f32 and back.
-  static bool barrier_allowed(ElementType dtype) { return is_floating(dtype) && !is_float8(dtype); }
+  // The type of the 1 a barrier of `dtype` divides by (barrier_copy).
+  static ElementType divisor_type(ElementType dtype) {
+    if (is_complex(dtype)) return real_part_type(dtype);
+    if (dtype == ElementType::kPred) return ElementType::kU8;
+    if (is_float8(dtype)) return ElementType::kU8;
+    return dtype;
+  }
+
+  // `x` divided by `one` (a runtime 1 of divisor_type): XLA can neither fold
+  // the divide away nor copy it into consumers (a divide by a value it does
+  // not know is expensive to it, in every type), so the run behind it is
+  // computed once. Exact but for floating-point subnormals (flushed, as
+  // the CPU plugin's arithmetic flushes them anyway) and signaling NaNs
+  // (quieted). Complex values divide their parts; booleans go through u8;
+  // 8-bit floats through their bits as u8 (XLA would divide them in f32).
+  static hlo::Value barrier_copy(hlo::Builder& b, const hlo::Value& x, const hlo::Value& one) {
+    auto divide_by_one = [&](const hlo::Value& v) { return b.divide(v, b.broadcast_in_dim(one, v.type().dims, {})); };
+    const ElementType dtype = x.dtype();
+    if (is_complex(dtype)) return b.complex(divide_by_one(b.real(x)), divide_by_one(b.imag(x)));
+    if (dtype == ElementType::kPred) return b.convert(divide_by_one(b.convert(x, ElementType::kU8)), dtype);
+    if (is_float8(dtype)) {
+      const hlo::Value bits = b.bitcast_convert(x, hlo::TensorType(ElementType::kU8, x.type().dims));
+      return b.bitcast_convert(divide_by_one(bits), x.type());
+    }
+    return divide_by_one(x);
+  }
 
   // The barrier copy of `source`, a new value of the graph that later ops
   // bind to in its place (its run starts over).
