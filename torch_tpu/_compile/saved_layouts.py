@@ -34,8 +34,10 @@ from torch_tpu import runtime
 aten = torch.ops.aten
 
 _CONVOLUTIONS = (aten.convolution.default,)
-# Saved as another name for a tensor (threshold_backward's copy of a relu).
-_ALIASES = (aten.alias.default,)
+# Saved as another name for a tensor (threshold_backward's copy of a relu:
+# `detach` in the graph, which the backend does not decompose;
+# decompositions.py).
+_ALIASES = (aten.alias.default, aten.detach.default, aten.alias_copy.default)
 
 _FORWARD_KEY = "tpu_channels_last_outputs"
 _BACKWARD_KEY = "tpu_channels_last_inputs"
