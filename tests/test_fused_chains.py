@@ -46,6 +46,16 @@ def in_subprocess(code: str, cwd, **env) -> str:
     return result.stdout
 
 
+def assert_cut_and_bitwise_equal_to_strict(run):
+    """`run()`, which returns its values' bits, gets barriers in fused mode
+    and returns what it returns in strict eager."""
+    fused_values = run()
+    assert torch_tpu.fused_stats()["chain_barriers"] > 0
+    with torch_tpu.eager_mode("strict"):
+        strict_values = run()
+    assert torch.equal(fused_values, strict_values)
+
+
 def test_a_kept_recurrence_is_cut_every_32_cheap_ops(fused):
     x = torch.randn(16, 16).to("tpu")
     outs = kept_recurrence(x)
@@ -68,13 +78,9 @@ def test_barriers_change_no_bit(fused):
         for _ in range(100):
             y = (-(y + 0.25)).reshape(256).reshape(16, 16)
             outs.append(y)
-        return torch.stack([o.cpu() for o in outs])
+        return torch.stack([o.cpu() for o in outs]).view(torch.int32)
 
-    fused_values = run()
-    assert torch_tpu.fused_stats()["chain_barriers"] > 0
-    with torch_tpu.eager_mode("strict"):
-        strict_values = run()
-    assert torch.equal(fused_values.view(torch.int32), strict_values.view(torch.int32))
+    assert_cut_and_bitwise_equal_to_strict(run)
 
 
 def test_a_barrier_between_a_multiply_and_its_add_rounds_the_product(tmp_path):
@@ -163,13 +169,9 @@ def test_complex_runs_are_cut_and_change_no_bit(fused):
         for _ in range(60):
             y = -(y + (0.25 - 0.5j))
             outs.append(y)
-        return torch.view_as_real(torch.stack([o.cpu() for o in outs]))
+        return torch.view_as_real(torch.stack([o.cpu() for o in outs])).view(torch.int32)
 
-    fused_values = run()
-    assert torch_tpu.fused_stats()["chain_barriers"] > 0
-    with torch_tpu.eager_mode("strict"):
-        strict_values = run()
-    assert torch.equal(fused_values.view(torch.int32), strict_values.view(torch.int32))
+    assert_cut_and_bitwise_equal_to_strict(run)
 
 
 def test_float8_runs_are_cut_through_their_bits(fused):
@@ -181,11 +183,7 @@ def test_float8_runs_are_cut_through_their_bits(fused):
             outs.append(y)
         return torch.stack([o.cpu() for o in outs]).view(torch.uint8)
 
-    fused_values = run()
-    assert torch_tpu.fused_stats()["chain_barriers"] > 0
-    with torch_tpu.eager_mode("strict"):
-        strict_values = run()
-    assert torch.equal(fused_values, strict_values)
+    assert_cut_and_bitwise_equal_to_strict(run)
 
 
 def test_an_in_place_recurrence_keeps_its_buffer(fused):

@@ -539,8 +539,7 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
   // The type of the 1 a barrier of `dtype` divides by (barrier_copy).
   static ElementType divisor_type(ElementType dtype) {
     if (is_complex(dtype)) return real_part_type(dtype);
-    if (dtype == ElementType::kPred) return ElementType::kU8;
-    if (is_float8(dtype)) return ElementType::kU8;
+    if (dtype == ElementType::kPred || is_float8(dtype)) return ElementType::kU8;
     return dtype;
   }
 
