@@ -95,7 +95,9 @@ def fused_stats() -> dict:
     graphs run, and materializations by reason (read, synchronize,
     size_limit, mode_switch, explicit, start_of_backward, end_of_backward,
     thread_end); chain_barriers counts values computed once to cut a long
-    run of cheap elementwise ops (docs/eager_modes.md); graphs_replayed
+    run of cheap elementwise ops and kernel_cuts values a graph returned
+    only to keep one XLA kernel from growing too large to compile quickly
+    (docs/eager_modes.md); graphs_replayed
     counts launches of captured programs without recording: torch.compile
     graph calls and device graph replays (docs/graphs.md)."""
     return _C.aten.fused_stats()

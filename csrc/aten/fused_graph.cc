@@ -64,6 +64,17 @@ int64_t max_chain() {
   return n;
 }
 
+// The most elementwise ops a graph lets XLA fuse into one kernel (0: no
+// limit); see DeferredGraph::limit_kernels.
+int64_t max_kernel() {
+  static const int64_t n = [] {
+    int64_t v = config::get_int(config::kFusedMaxKernel).value_or(256);
+    TORCH_CHECK_VALUE(v >= 0, config::kFusedMaxKernel.name, " must be 0 or positive, got ", v);
+    return v;
+  }();
+  return n;
+}
+
 bool split_at_backward_start() {
   static const bool on = config::get_bool(config::kFusedSplitBackward);
   return on;
@@ -244,6 +255,7 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
       throw;
     }
     const std::vector<uint16_t> chains = limit_chains(recorded);
+    const std::vector<uint32_t> kernels = limit_kernels(recorded, arguments);
     recorded.first_result = static_cast<uint32_t>(results_.size());
     auto self = shared_from_this();
     const std::vector<hlo::TensorType>& types = recorded.fragment->result_types();
@@ -252,7 +264,7 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
     for (size_t i = 0; i < types.size(); ++i) {
       auto buffer = std::make_shared<DeviceBuffer>(types[i], device_, self);
       result_ids_[buffer.get()] = static_cast<uint32_t>(results_.size());
-      add_result(buffer, types[i].dtype, chains[i]);
+      add_result(buffer, types[i].dtype, chains[i], kernels[i]);
       out.push_back(std::move(buffer));
     }
     ops_.push_back(std::move(recorded));
@@ -287,6 +299,12 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
       live_results_.push_back(static_cast<uint32_t>(i));
       append_id(key, 'l', i);
     }
+    if (!live.empty()) {
+      // Values cut to bound a kernel's size (limit_kernels) that a live
+      // result needs are outputs too; the program drops them after.
+      cut_outputs_ = needed_cuts();
+      for (uint32_t c : cut_outputs_) append_id(key, 'c', c);
+    }
     if (live.empty()) {
       count_run(reason, 0, 0);
       release_inputs();
@@ -310,6 +328,7 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
       key.resize(recorded_key_size);
       key_ = std::move(key);
       live_results_.clear();
+      cut_outputs_.clear();
       aliases_.clear();
       built_ = false;
       text_.clear();
@@ -322,7 +341,7 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
       error_ = e.what();
       throw;
     }
-    TORCH_INTERNAL_ASSERT(outputs.size() == live.size(), name, ": wrong number of results");
+    TORCH_INTERNAL_ASSERT(outputs.size() == live.size() + cut_outputs_.size(), name, ": wrong number of results");
     const uint64_t run_number =
         count_run(reason, static_cast<int64_t>(live.size()), static_cast<int64_t>(aliases_.size() - keep.size()));
     // The program is launched: the graph holds no device memory any more,
@@ -342,6 +361,7 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
     s.results_computed += computed;
     s.results_dropped += static_cast<int64_t>(results_.size()) - barriers_ - computed;
     s.chain_barriers += barriers_;
+    s.kernel_cuts += static_cast<int64_t>(cut_outputs_.size());
     s.buffers_donated += donated;
     return static_cast<uint64_t>(runs_total.fetch_add(1, std::memory_order_relaxed) + 1);
   }
@@ -356,6 +376,7 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
     graph.name = std::move(name);
     graph.parameters = std::move(parameter_origins_);
     graph.results.assign(live.begin(), live.end());
+    graph.results.resize(live.size() + cut_outputs_.size());  // dropped at once
     graph.aliases = aliases_;
     auto self = shared_from_this();
     graph.text = [self] {
@@ -397,6 +418,7 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
       // A barriered value is returned as the barrier: the same value, and
       // then XLA computes the run before it once.
       for (uint32_t r : live_results_) outputs.push_back(results[barrier_of_[r] != kNoBarrier ? barrier_of_[r] : r]);
+      for (uint32_t r : cut_outputs_) outputs.push_back(results[barrier_of_[r] != kNoBarrier ? barrier_of_[r] : r]);
       for (const auto& [param, out] : aliases_) b.alias_parameter(param, out);
       text_ = b.build(outputs);
       built_ = true;
@@ -478,10 +500,12 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
 
   static constexpr uint32_t kNoBarrier = std::numeric_limits<uint32_t>::max();
 
-  void add_result(const DeviceBufferPtr& buffer, ElementType dtype, uint16_t chain) {
+  void add_result(const DeviceBufferPtr& buffer, ElementType dtype, uint16_t chain, uint32_t kernel) {
     results_.emplace_back(buffer);
     dtypes_.push_back(dtype);
     chains_.push_back(chain);
+    kernel_ops_.push_back(kernel);
+    read_.push_back(0);
     barrier_of_.push_back(kNoBarrier);
   }
 
@@ -536,6 +560,138 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
     return out;
   }
 
+  // A graph's elementwise ops can also grow one kernel without end though
+  // each is computed once: `x = x + torch.randn(n)` in a loop fuses every
+  // step's sampling into the kernel of the last x, and LLVM's instruction
+  // scheduler takes time quadratic in a kernel's size (100 steps: 39 s to
+  // compile). An argument that would make the kernel of one of the op's
+  // results larger than max_kernel() ops is therefore made a program
+  // output when the graph runs (if a live result needs it): XLA computes it
+  // in a kernel of its own, which this op and later ones read. Returns the
+  // sizes of the kernels ending at the op's results that later ops' kernels
+  // may take in.
+  std::vector<uint32_t> limit_kernels(const RecordedOp& recorded, const std::vector<OpArgument>& arguments) {
+    const std::vector<hlo::Builder::ResultKernel>& kernels = recorded.fragment->plain.flow.kernels;
+    // The arguments that the kernels of several of the op's results take
+    // in, marked with this op's stamp in shared_in_.
+    counted_in_.resize(results_.size(), 0);
+    seen_in_.resize(results_.size(), 0);
+    shared_in_.resize(results_.size(), 0);
+    const uint32_t op_stamp = ++op_stamp_;
+    if (kernels.size() > 1) {
+      for (const hlo::Builder::ResultKernel& kernel : kernels) {
+        ++count_stamp_;
+        for (int parameter : kernel.parameters) {
+          const uint32_t argument = recorded.arguments[parameter];
+          if (!(argument & kResultBit) || counted_in_[argument & ~kResultBit] == count_stamp_) continue;
+          counted_in_[argument & ~kResultBit] = count_stamp_;
+          uint32_t& seen = seen_in_[argument & ~kResultBit];
+          if (seen == op_stamp) shared_in_[argument & ~kResultBit] = op_stamp;
+          seen = op_stamp;
+        }
+      }
+    }
+    // What an argument's kernel adds to a consumer's. Where more than one
+    // kernel reads it (an earlier op's, or another result's of this op),
+    // XLA computes it once and its consumers read the buffer, but for its
+    // run of cheap ops, which it copies into each.
+    auto size_of = [&](uint32_t argument) -> uint32_t {
+      if (!(argument & kResultBit)) return 0;
+      const uint32_t id = argument & ~kResultBit;
+      const bool shared = read_[id] || shared_in_[id] == op_stamp;
+      return shared ? std::min<uint32_t>(kernel_ops_[id], chains_[id]) : kernel_ops_[id];
+    };
+    // A result's kernel: its own ops and the kernels of the arguments its
+    // parameters are bound to, an argument bound to several counted once
+    // (counted_in_ marks the arguments counted, by result).
+    auto sizes = [&] {
+      std::vector<uint32_t> out;
+      out.reserve(kernels.size());
+      for (const hlo::Builder::ResultKernel& kernel : kernels) {
+        uint32_t size = static_cast<uint32_t>(kernel.ops);
+        ++count_stamp_;
+        for (int parameter : kernel.parameters) {
+          const uint32_t argument = recorded.arguments[parameter];
+          if (!(argument & kResultBit)) continue;
+          uint32_t& stamp = counted_in_[argument & ~kResultBit];
+          if (stamp == count_stamp_) continue;
+          stamp = count_stamp_;
+          size = saturating_add(size, size_of(argument));
+        }
+        out.push_back(size);
+      }
+      return out;
+    };
+    std::vector<uint32_t> size = sizes();
+    const int64_t limit = max_kernel();
+    while (limit > 0) {
+      // The largest argument kernel feeding a result over the limit.
+      int largest = -1;
+      for (size_t r = 0; r < kernels.size(); ++r) {
+        if (size[r] <= limit || kernels[r].ends) continue;
+        for (int parameter : kernels[r].parameters) {
+          const uint32_t s = size_of(recorded.arguments[parameter]);
+          if (s > 0 && (largest < 0 || s > size_of(recorded.arguments[largest]))) largest = parameter;
+        }
+      }
+      if (largest < 0) break;  // the op alone is larger: nothing to cut
+      cut_kernel_at(*arguments[largest].buffer);
+      size = sizes();
+    }
+    // What later ops' kernels take in: nothing of a kernel that ends at
+    // its result (a reduction, a dot).
+    for (size_t r = 0; r < kernels.size(); ++r) {
+      if (kernels[r].ends) size[r] = 0;
+    }
+    for (uint32_t argument : recorded.arguments) {
+      if (argument & kResultBit) read_[argument & ~kResultBit] = 1;
+    }
+    return size;
+  }
+
+  // Ends the kernel at `buffer`, one of the graph's results (and at its
+  // barrier copy): run() makes it an output.
+  void cut_kernel_at(const DeviceBufferPtr& buffer) {
+    const uint32_t source = result_ids_.at(buffer.get());
+    kernel_cuts_.push_back(source);
+    kernel_ops_[source] = 0;
+    if (barrier_of_[source] != kNoBarrier) kernel_ops_[barrier_of_[source]] = 0;
+  }
+
+  // The kernel cuts that live results are computed from and that are not
+  // live themselves, in order: XLA would not compute the others at all.
+  std::vector<uint32_t> needed_cuts() const {
+    if (kernel_cuts_.empty()) return {};
+    enum : char { kUnneeded, kNeeded, kLive };
+    std::vector<char> state(results_.size(), kUnneeded);
+    for (uint32_t r : live_results_) state[r] = kLive;
+    auto need = [&](uint32_t r) {
+      if (state[r] == kUnneeded) state[r] = kNeeded;
+    };
+    for (auto op = ops_.rbegin(); op != ops_.rend(); ++op) {
+      const auto first = state.begin() + op->first_result;
+      const auto count = static_cast<std::ptrdiff_t>(op->fragment->result_types().size());
+      if (std::any_of(first, first + count, [](char s) { return s != kUnneeded; })) {
+        for (uint32_t a : op->arguments) {
+          if (a & kResultBit) need(a & ~kResultBit);
+        }
+      }
+      // (Barriers made before this op may be read by it or by later ops.)
+      for (const Barrier& barrier : op->barriers) {
+        if (state[barrier.result] != kUnneeded) need(barrier.source);
+      }
+    }
+    std::vector<uint32_t> out;
+    for (uint32_t c : kernel_cuts_) {
+      if (state[c] == kNeeded) out.push_back(c);
+    }
+    return out;
+  }
+
+  static uint32_t saturating_add(uint32_t a, uint32_t b) {
+    return a > std::numeric_limits<uint32_t>::max() - b ? std::numeric_limits<uint32_t>::max() : a + b;
+  }
+
   // The type of the 1 a barrier of `dtype` divides by (barrier_copy).
   static ElementType divisor_type(ElementType dtype) {
     if (is_complex(dtype)) return real_part_type(dtype);
@@ -566,7 +722,8 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
   // bind to in its place (its run starts over).
   uint32_t add_barrier(uint32_t source, uint32_t one) {
     const auto barrier = static_cast<uint32_t>(results_.size());
-    add_result(nullptr, dtypes_[source], 0);
+    // (The divide and its broadcast join the source's kernel.)
+    add_result(nullptr, dtypes_[source], 0, saturating_add(kernel_ops_[source], 2));
     barrier_of_[source] = barrier;
     append_id(key_, 'b', source);
     append_id(key_, 'o', one);
@@ -656,6 +813,18 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
   std::vector<ElementType> dtypes_;
   std::vector<uint16_t> chains_;
   std::vector<uint32_t> barrier_of_;
+  // Per result: how many elementwise ops XLA may fuse into the kernel
+  // ending at it and whether an op read it (limit_kernels); the results
+  // kernels were cut at, and those of them the program outputs (run()).
+  std::vector<uint32_t> kernel_ops_;
+  std::vector<char> read_;
+  std::vector<uint32_t> kernel_cuts_;
+  std::vector<uint32_t> cut_outputs_;
+  // limit_kernels' marks, by result: counted for the result whose stamp
+  // it holds; seen by, and shared between results of, the op whose stamp
+  // it holds.
+  std::vector<uint32_t> counted_in_, seen_in_, shared_in_;
+  uint32_t count_stamp_ = 0, op_stamp_ = 0;
   std::vector<std::pair<ElementType, uint32_t>> ones_;  // (dtype, parameter) barriers divide by
   int64_t barriers_ = 0;
   // Pending buffers of this graph -> their index in results_. An entry may

@@ -164,6 +164,7 @@ struct FusedStats {
   int64_t results_dropped = 0;   // op results nobody held any more: not computed
   int64_t buffers_donated = 0;   // parameters whose memory a result reused
   int64_t chain_barriers = 0;    // values computed once to cut a run of cheap ops (fused_graph.cc)
+  int64_t kernel_cuts = 0;       // results output only to bound a kernel's size (fused_graph.cc)
   int64_t graphs_replayed = 0;   // compiled graphs launched from a capture (graph_capture.h)
 };
 FusedStats fused_stats();

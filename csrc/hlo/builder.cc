@@ -169,6 +169,15 @@ Builder::Flow Builder::flow_of(std::string_view op_name) {
   return starts_with(op_name, "stablehlo.") ? Flow::kFusible : Flow::kMaterialized;
 }
 
+bool Builder::ends_kernel(std::string_view op_name) {
+  // Reductions: XLA's CPU compiler emits each as a kernel of its own (and
+  // Builder::reduce puts the input of most behind an optimization barrier
+  // there). Scatters become loops over the updates.
+  static constexpr std::string_view kEnds[] = {"stablehlo.reduce", "stablehlo.reduce_window",
+                                               "stablehlo.select_and_scatter", "stablehlo.scatter"};
+  return std::find(std::begin(kEnds), std::end(kEnds), op_name) != std::end(kEnds);
+}
+
 std::unordered_set<int> Builder::buffer_of(int x) const {
   // x's buffer may be that of the values x was made from in place.
   std::unordered_set<int> buffer;
@@ -253,6 +262,7 @@ Builder::ParameterFlow Builder::parameter_flow(const std::vector<Value>& results
     }
   }
   flow.chains = fusion_chains(results);
+  flow.kernels = fusion_kernels(results);
   flow.reads.assign(reads.begin(), reads.end());
   flow.same_buffer.assign(same.begin(), same.end());
   std::sort(flow.reads.begin(), flow.reads.end());
@@ -280,6 +290,7 @@ std::vector<Value> Builder::append_op(
   ValueRecord& record = records_[id];
   record.num_results = num_results;
   record.flow = flow_of(op_name);
+  record.ends_kernel = ends_kernel(op_name);
   record.first_operand = static_cast<uint32_t>(operand_ids_.size());
   record.num_operands = static_cast<uint32_t>(operands.size());
   for (const Value& v : operands) operand_ids_.push_back(v.id_);

@@ -119,10 +119,21 @@ class Builder {
     int inside = -1;                              // from a value computed here (-1: none)
     std::vector<std::pair<int, int>> parameters;  // (parameter, length), by parameter
   };
+  // `kernels` has one entry per result: the kernel XLA may fuse around
+  // it, as the ops of this module inside it and the parameters whose own
+  // kernels it may take in (fusion_chains.cc). A caller adds the sizes
+  // of what it binds to those parameters to see how large one kernel
+  // grows across calls.
+  struct ResultKernel {
+    int ops = 0;
+    std::vector<int> parameters;  // sorted
+    bool ends = false;            // consumers read the result's buffer: none fuse the kernel
+  };
   struct ParameterFlow {
     std::vector<int> reads;
     std::vector<int> same_buffer;
     std::vector<ResultChain> chains;
+    std::vector<ResultKernel> kernels;
   };
   ParameterFlow parameter_flow(const std::vector<Value>& results) const;
   // call_function with the callee's ParameterFlow (its results' union),
@@ -358,6 +369,7 @@ class Builder {
     int num_results = 0;     // ops with several results print %id#i
     int parameter_index = -1;  // >= 0: a @main argument, printed %argN
     Flow flow = Flow::kFusible;
+    bool ends_kernel = false;  // consumers read its buffer (ends_kernel(op name))
     // The defining op's operand ids: operand_ids_[first_operand, + num_operands).
     uint32_t first_operand = 0;
     uint32_t num_operands = 0;
@@ -396,6 +408,9 @@ class Builder {
                                    const RegionFn& body);
 
   static Flow flow_of(std::string_view op_name);
+  // Whether XLA computes the op in a kernel of its own with at most its
+  // operands fused in, which its consumers read: ParameterFlow::kernels.
+  static bool ends_kernel(std::string_view op_name);
   // Whether `update` may read `x`'s buffer inside the loop fusion XLA
   // makes of a dynamic_update_slice of x (see dynamic_update_slice).
   // Under kUnknown it records a CallerDependency where the answer depends
@@ -407,6 +422,8 @@ class Builder {
   std::unordered_set<int> buffer_of(int id) const;
   // ParameterFlow::chains of `results` (fusion_chains.cc).
   std::vector<ResultChain> fusion_chains(const std::vector<Value>& results) const;
+  // ParameterFlow::kernels of `results` (fusion_chains.cc).
+  std::vector<ResultKernel> fusion_kernels(const std::vector<Value>& results) const;
   bool reaches(int id, const std::unordered_set<int>& targets, std::vector<int>* parameters) const;
 
   void check_open(std::string_view op_name) const;

@@ -1,5 +1,6 @@
-// How long the runs of cheap elementwise ops ending at a module's results
-// are: ParameterFlow::chains.
+// What XLA's fusion may make of the values ending at a module's results:
+// how long their runs of cheap elementwise ops are (ParameterFlow::chains)
+// and how large a kernel may grow around them (ParameterFlow::kernels).
 //
 // XLA's fusion copies a cheap op (add, multiply, select, a reshape or a
 // slice) into every consumer that needs it rather than computing it once.
@@ -10,6 +11,13 @@
 // compile time and run time grow with the square of the run's length. The
 // fused graph (aten/fused_graph.cc) caps the length across ops with
 // barriers, from these per-op figures.
+//
+// Even computed once, a long enough sequence of elementwise ops with one
+// consumer each becomes one kernel: a loop adding a fresh random tensor
+// to a running value, every step's sampling fused with the next. LLVM's
+// instruction scheduler takes time quadratic in such a kernel's size (a
+// 100-step loop: 39 s to compile). The fused graph bounds the kernels'
+// size across ops from the kernels' figures.
 #include <algorithm>
 #include <utility>
 #include <vector>
@@ -80,6 +88,47 @@ std::vector<Builder::ResultChain> Builder::fusion_chains(const std::vector<Value
   std::vector<ResultChain> out;
   out.reserve(results.size());
   for (const Value& v : results) out.push_back(chain[v.id_]);
+  return out;
+}
+
+std::vector<Builder::ResultKernel> Builder::fusion_kernels(const std::vector<Value>& results) const {
+  // A result's kernel: what it is computed from through ops XLA may fuse,
+  // up to the buffers of values computed apart (a dot, a call, a
+  // reduction: kernels of their own) and of parameters. Constants and
+  // iotas (no operands) cost the kernel nothing; a cheap op that several
+  // values share is counted once, though XLA may copy it into each.
+  auto computed_apart = [](const ValueRecord& record) {
+    return record.flow == Flow::kMaterialized || record.flow == Flow::kCall;
+  };
+  std::vector<ResultKernel> out;
+  out.reserve(results.size());
+  std::vector<int> seen(records_.size(), -1);  // the result whose walk saw it
+  std::vector<int> pending;
+  for (size_t r = 0; r < results.size(); ++r) {
+    ResultKernel kernel;
+    const ValueRecord& root = records_[results[r].id_];
+    kernel.ends = root.parameter_index < 0 && (computed_apart(root) || root.ends_kernel);
+    pending.assign(1, results[r].id_);
+    while (!pending.empty()) {
+      const int id = pending.back();
+      pending.pop_back();
+      if (seen[id] == static_cast<int>(r)) continue;
+      seen[id] = static_cast<int>(r);
+      const ValueRecord& record = records_[id];
+      if (record.parameter_index >= 0) {
+        kernel.parameters.push_back(record.parameter_index);
+        continue;
+      }
+      // (A reduction's own operands fuse into it; a consumer's stop there.)
+      const bool read_as_buffer = computed_apart(record) || (record.ends_kernel && &record != &root);
+      if (read_as_buffer || record.num_operands == 0) continue;
+      ++kernel.ops;
+      const auto first = operand_ids_.begin() + record.first_operand;
+      pending.insert(pending.end(), first, first + record.num_operands);
+    }
+    std::sort(kernel.parameters.begin(), kernel.parameters.end());
+    out.push_back(std::move(kernel));
+  }
   return out;
 }
 

@@ -32,6 +32,7 @@ py::dict fused_stats_dict() {
   d["results_dropped"] = s.results_dropped;
   d["buffers_donated"] = s.buffers_donated;
   d["chain_barriers"] = s.chain_barriers;
+  d["kernel_cuts"] = s.kernel_cuts;
   d["graphs_replayed"] = s.graphs_replayed;
   return d;
 }

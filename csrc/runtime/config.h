@@ -63,6 +63,11 @@ inline constexpr EnvVar kFusedMaxChain{
     "In fused eager mode and compiled programs, how many cheap elementwise "
     "ops (add, multiply, select, reshape, ...) a run may chain before the "
     "graph computes its value once for the rest of the graph; 0: no limit."};
+inline constexpr EnvVar kFusedMaxKernel{
+    "TORCH_TPU_FUSED_MAX_KERNEL", "256",
+    "In fused eager mode and compiled programs, how many elementwise ops "
+    "the graph lets XLA fuse into one kernel before it keeps a value as a "
+    "program output, computed in a kernel of its own; 0: no limit."};
 inline constexpr EnvVar kFusedSplitBackward{
     "TORCH_TPU_FUSED_SPLIT_BACKWARD", "1",
     "In fused eager mode, launch the graph a backward pass starts from (the "
