@@ -200,9 +200,10 @@ def test_an_in_place_recurrence_keeps_its_buffer(fused):
     torch.testing.assert_close(got, x, rtol=1e-5, atol=1e-4)
 
 
-def test_short_runs_get_no_barrier(fused):
-    # A training step of an MLP with layer norm: its runs end at dots and
-    # reductions long before the limit.
+def test_short_runs_get_no_barrier_and_no_kernel_cut(fused):
+    # A training step of an MLP with layer norm: its runs and its kernels
+    # (tests/test_fused_kernels.py) end at dots and reductions long before
+    # the limits.
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(16, 32), nn.LayerNorm(32), nn.GELU(), nn.Linear(32, 4)).to("tpu")
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
@@ -212,7 +213,9 @@ def test_short_runs_get_no_barrier(fused):
         opt.step()
         opt.zero_grad()
         loss.item()
-    assert torch_tpu.fused_stats()["chain_barriers"] == 0
+    stats = torch_tpu.fused_stats()
+    assert stats["chain_barriers"] == 0
+    assert stats["kernel_cuts"] == 0
 
 
 def test_lstm_over_a_long_sequence_matches_cpu(fused):
