@@ -572,74 +572,34 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
   // may take in.
   std::vector<uint32_t> limit_kernels(const RecordedOp& recorded, const std::vector<OpArgument>& arguments) {
     const std::vector<hlo::Builder::ResultKernel>& kernels = recorded.fragment->plain.flow.kernels;
-    // The arguments that the kernels of several of the op's results take
-    // in, marked with this op's stamp in shared_in_.
     counted_in_.resize(results_.size(), 0);
     seen_in_.resize(results_.size(), 0);
     shared_in_.resize(results_.size(), 0);
-    const uint32_t op_stamp = ++op_stamp_;
-    if (kernels.size() > 1) {
-      for (const hlo::Builder::ResultKernel& kernel : kernels) {
-        ++count_stamp_;
-        for (int parameter : kernel.parameters) {
-          const uint32_t argument = recorded.arguments[parameter];
-          if (!(argument & kResultBit) || counted_in_[argument & ~kResultBit] == count_stamp_) continue;
-          counted_in_[argument & ~kResultBit] = count_stamp_;
-          uint32_t& seen = seen_in_[argument & ~kResultBit];
-          if (seen == op_stamp) shared_in_[argument & ~kResultBit] = op_stamp;
-          seen = op_stamp;
-        }
-      }
-    }
-    // What an argument's kernel adds to a consumer's. Where more than one
-    // kernel reads it (an earlier op's, or another result's of this op),
-    // XLA computes it once and its consumers read the buffer, but for its
-    // run of cheap ops, which it copies into each.
-    auto size_of = [&](uint32_t argument) -> uint32_t {
-      if (!(argument & kResultBit)) return 0;
-      const uint32_t id = argument & ~kResultBit;
-      const bool shared = read_[id] || shared_in_[id] == op_stamp;
-      return shared ? std::min<uint32_t>(kernel_ops_[id], chains_[id]) : kernel_ops_[id];
-    };
-    // A result's kernel: its own ops and the kernels of the arguments its
-    // parameters are bound to, an argument bound to several counted once
-    // (counted_in_ marks the arguments counted, by result).
-    auto sizes = [&] {
-      std::vector<uint32_t> out;
-      out.reserve(kernels.size());
-      for (const hlo::Builder::ResultKernel& kernel : kernels) {
-        uint32_t size = static_cast<uint32_t>(kernel.ops);
-        ++count_stamp_;
-        for (int parameter : kernel.parameters) {
-          const uint32_t argument = recorded.arguments[parameter];
-          if (!(argument & kResultBit)) continue;
-          uint32_t& stamp = counted_in_[argument & ~kResultBit];
-          if (stamp == count_stamp_) continue;
-          stamp = count_stamp_;
-          size = saturating_add(size, size_of(argument));
-        }
-        out.push_back(size);
-      }
-      return out;
-    };
-    std::vector<uint32_t> size = sizes();
+    const uint32_t op = ++op_stamp_;
+    mark_arguments_several_results_read(recorded, op);
+    std::vector<uint32_t> size = kernel_sizes(recorded, op);
     const int64_t limit = max_kernel();
     while (limit > 0) {
-      // The largest argument kernel feeding a result over the limit.
+      // The largest argument kernel feeding an elementwise result over the
+      // limit (a reduction's or a dot's kernel ends at it anyway).
       int largest = -1;
+      uint32_t largest_size = 0;
       for (size_t r = 0; r < kernels.size(); ++r) {
         if (size[r] <= limit || kernels[r].ends) continue;
         for (int parameter : kernels[r].parameters) {
-          const uint32_t s = size_of(recorded.arguments[parameter]);
-          if (s > 0 && (largest < 0 || s > size_of(recorded.arguments[largest]))) largest = parameter;
+          const uint32_t s = argument_kernel(recorded.arguments[parameter], op);
+          if (s > largest_size) {
+            largest = parameter;
+            largest_size = s;
+          }
         }
       }
       if (largest < 0) break;  // the op alone is larger: nothing to cut
       cut_kernel_at(*arguments[largest].buffer);
-      size = sizes();
+      size = kernel_sizes(recorded, op);
     }
     // What later ops' kernels take in: nothing of a kernel that ends at
-    // its result (a reduction, a dot).
+    // its result.
     for (size_t r = 0; r < kernels.size(); ++r) {
       if (kernels[r].ends) size[r] = 0;
     }
@@ -647,6 +607,58 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
       if (argument & kResultBit) read_[argument & ~kResultBit] = 1;
     }
     return size;
+  }
+
+  // Marks with stamp `op` in shared_in_ the arguments that the kernels of
+  // several of the op's results take in.
+  void mark_arguments_several_results_read(const RecordedOp& recorded, uint32_t op) {
+    const std::vector<hlo::Builder::ResultKernel>& kernels = recorded.fragment->plain.flow.kernels;
+    if (kernels.size() < 2) return;
+    for (const hlo::Builder::ResultKernel& kernel : kernels) {
+      ++count_stamp_;
+      for (int parameter : kernel.parameters) {
+        const uint32_t argument = recorded.arguments[parameter];
+        if (!(argument & kResultBit)) continue;
+        const uint32_t id = argument & ~kResultBit;
+        if (counted_in_[id] == count_stamp_) continue;
+        counted_in_[id] = count_stamp_;
+        if (seen_in_[id] == op) shared_in_[id] = op;
+        seen_in_[id] = op;
+      }
+    }
+  }
+
+  // What an argument's kernel adds to a consumer's. Where more than one
+  // kernel reads it (an earlier op's, or another result's of op `op`),
+  // XLA computes it once and its readers read the buffer, but for its run
+  // of cheap ops, which XLA copies into each.
+  uint32_t argument_kernel(uint32_t argument, uint32_t op) const {
+    if (!(argument & kResultBit)) return 0;
+    const uint32_t id = argument & ~kResultBit;
+    const bool shared = read_[id] || shared_in_[id] == op;
+    return shared ? std::min<uint32_t>(kernel_ops_[id], chains_[id]) : kernel_ops_[id];
+  }
+
+  // Each result's kernel: its own ops and the kernels of the arguments its
+  // parameters are bound to, an argument bound to several counted once.
+  std::vector<uint32_t> kernel_sizes(const RecordedOp& recorded, uint32_t op) {
+    const std::vector<hlo::Builder::ResultKernel>& kernels = recorded.fragment->plain.flow.kernels;
+    std::vector<uint32_t> out;
+    out.reserve(kernels.size());
+    for (const hlo::Builder::ResultKernel& kernel : kernels) {
+      uint32_t size = static_cast<uint32_t>(kernel.ops);
+      ++count_stamp_;
+      for (int parameter : kernel.parameters) {
+        const uint32_t argument = recorded.arguments[parameter];
+        if (!(argument & kResultBit)) continue;
+        uint32_t& counted = counted_in_[argument & ~kResultBit];
+        if (counted == count_stamp_) continue;
+        counted = count_stamp_;
+        size = saturating_add(size, argument_kernel(argument, op));
+      }
+      out.push_back(size);
+    }
+    return out;
   }
 
   // Ends the kernel at `buffer`, one of the graph's results (and at its
@@ -820,9 +832,9 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
   std::vector<char> read_;
   std::vector<uint32_t> kernel_cuts_;
   std::vector<uint32_t> cut_outputs_;
-  // limit_kernels' marks, by result: counted for the result whose stamp
-  // it holds; seen by, and shared between results of, the op whose stamp
-  // it holds.
+  // limit_kernels' marks, by result: counted in the kernel whose stamp
+  // (count_stamp_) it holds; read by one, and by several, of the results
+  // of the op whose stamp (op_stamp_) it holds.
   std::vector<uint32_t> counted_in_, seen_in_, shared_in_;
   uint32_t count_stamp_ = 0, op_stamp_ = 0;
   std::vector<std::pair<ElementType, uint32_t>> ones_;  // (dtype, parameter) barriers divide by
