@@ -44,16 +44,25 @@ def test_a_child_serves_blocks_of_steps_on_request():
     assert all(t > 0 for b in blocks for t in b["times"]), out
 
 
-def test_long_chains_prints_a_row_per_case_and_limit():
-    """long_chains.py: each case in a process per limit; the capped run of
-    a kept recurrence has barriers, the uncapped one none."""
+def long_chains_rows(case: str, *args: str) -> list[tuple[str, str, str]]:
+    """long_chains.py's rows for `case`: (limit, barriers, cuts)."""
     script = os.path.join(ROOT, "benchmarks", "long_chains.py")
-    out = subprocess.run([sys.executable, script, "--cases", "recurrence:40", "--repeats", "1"],
+    out = subprocess.run([sys.executable, script, "--cases", case, "--repeats", "1", *args],
                          capture_output=True, text=True, timeout=600, env=dict(os.environ, PYTHONWARNINGS="ignore"))
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-    rows = re.findall(r"^recurrence:40\s+(\d+)\s+[\d.]+\s+[\d.]+x\s+[\d.]+\s+[\d.]+x\s+(\d+)$", out.stdout, re.M)
-    assert [limit for limit, _ in rows] == ["0", "32"], out.stdout
-    assert rows[0][1] == "0" and int(rows[1][1]) > 0, out.stdout
+    return re.findall(rf"^{case}\s+(\d+)\s+[\d.]+\s+[\d.]+x\s+[\d.]+\s+[\d.]+x\s+(\d+)\s+(\d+)$", out.stdout, re.M)
+
+
+def test_long_chains_prints_a_row_per_case_and_limit():
+    """long_chains.py: each case in a process per limit; the capped run of
+    a kept recurrence has barriers, the uncapped one none; the bounded
+    noise loop has kernel cuts, the unbounded one none."""
+    rows = long_chains_rows("recurrence:40")
+    assert [(limit, cuts) for limit, _, cuts in rows] == [("0", "0"), ("32", "0")], rows
+    assert rows[0][1] == "0" and int(rows[1][1]) > 0, rows
+    rows = long_chains_rows("noise:30", "--limit", "kernel", "--limits", "0", "256")
+    assert [limit for limit, _, _ in rows] == ["0", "256"], rows
+    assert rows[0][2] == "0" and int(rows[1][2]) > 0, rows
 
 
 def test_transfers_prints_every_copy_per_size():
