@@ -572,14 +572,15 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
   // may take in.
   std::vector<uint32_t> limit_kernels(const RecordedOp& recorded, const std::vector<OpArgument>& arguments) {
     const std::vector<hlo::Builder::ResultKernel>& kernels = recorded.fragment->plain.flow.kernels;
+    const int64_t limit = max_kernel();
+    if (limit == 0) return std::vector<uint32_t>(kernels.size(), 0);  // nothing to bound
     counted_in_.resize(results_.size(), 0);
     seen_in_.resize(results_.size(), 0);
     shared_in_.resize(results_.size(), 0);
     const uint32_t op = ++op_stamp_;
     mark_arguments_several_results_read(recorded, op);
     std::vector<uint32_t> size = kernel_sizes(recorded, op);
-    const int64_t limit = max_kernel();
-    while (limit > 0) {
+    while (true) {
       // The largest argument kernel feeding an elementwise result over the
       // limit (a reduction's or a dot's kernel ends at it anyway).
       int largest = -1;

@@ -126,7 +126,7 @@ class Builder {
   // grows across calls.
   struct ResultKernel {
     int ops = 0;
-    std::vector<int> parameters;  // sorted
+    std::vector<int> parameters;
     bool ends = false;            // consumers read the result's buffer: none fuse the kernel
   };
   struct ParameterFlow {

@@ -126,7 +126,6 @@ std::vector<Builder::ResultKernel> Builder::fusion_kernels(const std::vector<Val
       const auto first = operand_ids_.begin() + record.first_operand;
       pending.insert(pending.end(), first, first + record.num_operands);
     }
-    std::sort(kernel.parameters.begin(), kernel.parameters.end());
     out.push_back(std::move(kernel));
   }
   return out;
