@@ -94,10 +94,13 @@ def fused_stats() -> dict:
     and operand types: later recordings of the same op reuse its lowering),
     graphs run, and materializations by reason (read, synchronize,
     size_limit, mode_switch, explicit, start_of_backward, end_of_backward,
-    thread_end); chain_barriers counts values computed once to cut a long
+    thread_end, shape_churn); chain_barriers counts values computed once to cut a long
     run of cheap elementwise ops and kernel_cuts values a graph returned
     only to keep one XLA kernel from growing too large to compile quickly
-    (docs/eager_modes.md); graphs_replayed
+    (docs/eager_modes.md); shape_churn_ops counts ops run as programs of
+    their own because their shapes changed at every step while the rest of
+    their graph's did not (docs/eager_modes.md, "Shape churn");
+    graphs_replayed
     counts launches of captured programs without recording: torch.compile
     graph calls and device graph replays (docs/graphs.md)."""
     return _C.aten.fused_stats()

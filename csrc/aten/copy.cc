@@ -16,6 +16,7 @@
 #include "aten/device_scope.h"
 #include "aten/deferred_checks.h"
 #include "aten/dtypes.h"
+#include "aten/fused_graph.h"
 #include "aten/graph_capture.h"
 #include "aten/lazy_bits.h"
 #include "aten/memory_limit.h"
@@ -95,6 +96,7 @@ at::Tensor tpu_to_host(const at::Tensor& src, const at::Tensor& dst) {
   // PJRT threads; this raises the fork error instead.
   ensure_runtime();
   note_host_read();
+  end_op_sequence();
   runtime::DeviceBufferPtr value = dense_value(src, "aten::copy_");
   // Straight into dst where it is the dense array the device holds; through
   // a staging tensor otherwise (another dtype, strides, broadcast, lazy

@@ -24,6 +24,8 @@
 #include "aten/memory_limit.h"
 #include "aten/op_runner.h"
 #include "aten/scalar_cache.h"
+#include "aten/shape_churn.h"
+#include "cache/compile_cache.h"
 #include "runtime/config.h"
 #include "runtime/device_queue.h"
 #include "runtime/storage_value.h"
@@ -187,6 +189,22 @@ std::vector<std::shared_ptr<DeferredGraph>> graphs_of(const Owner* owner) {
   return graphs;
 }
 
+// Where an owner's next graph takes up the positions of its ops (shape
+// churn): set when its graph was cut for an op that runs alone, or by such
+// an op while it has no open graph; dropped at a sync point.
+std::unordered_map<Owner, uint64_t>& carried_structures() {
+  static auto* structures = new std::unordered_map<Owner, uint64_t>();
+  return *structures;
+}
+
+uint64_t take_carried_structure(Owner owner) {
+  auto it = carried_structures().find(owner);
+  if (it == carried_structures().end()) return shape_churn::kEmpty;
+  const uint64_t structure = it->second;
+  carried_structures().erase(it);
+  return structure;
+}
+
 // The arguments must be what the fragment's parameters were lowered for: a
 // mismatch (a change in op_runner's argument order) would otherwise swap
 // buffers silently whenever the graph's key hits the cache.
@@ -203,8 +221,8 @@ void check_arguments(const char* op, const OpFragment& fragment, const std::vect
 
 class DeferredGraph : public runtime::PendingSource, public std::enable_shared_from_this<DeferredGraph> {
  public:
-  DeferredGraph(Owner owner, int device)
-      : owner_(owner), device_(device), observed_(static_cast<bool>(graph_observer())) {
+  DeferredGraph(Owner owner, int device, uint64_t structure)
+      : owner_(owner), device_(device), observed_(static_cast<bool>(graph_observer())), structure_(structure) {
     key_.append("fused", 6);
   }
 
@@ -220,6 +238,11 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
   void set_last_pass(int task) { last_pass_ = task; }
   Owner owner() const { return owner_; }
   int device() const { return device_; }
+  // The names of the ops its owner recorded or ran alone since its last
+  // sync point (shape_churn::after), which name the position of its next
+  // op; an op run alone for shape churn takes a position too.
+  uint64_t structure() const { return structure_; }
+  void set_structure(uint64_t structure) { structure_ = structure; }
   bool ran() const { return ran_; }
 
   std::vector<DeviceBufferPtr> record(const char* op, const std::string& op_key,
@@ -235,6 +258,9 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
     append_id(key_, 'k', op_key.size());
     key_.append(op_key);
     op_names_.push_back(op);
+    structure_ = shape_churn::after(structure_, op);
+    positions_.push_back(structure_);
+    op_key_hashes_.push_back(std::hash<std::string>{}(op_key));
     if (explain_recompiles()) {
       descriptions_.push_back("op " + std::to_string(op_names_.size() - 1) + ": " + describe());
     }
@@ -281,6 +307,14 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
     }
     if (is_capture_owner(owner_) && !g_capture_finishing) refuse_capture_run(reason);
     ran_ = true;
+    // Cut for an op that runs alone, the owner's next graph goes on from
+    // this one's positions; any other run is a sync point, which starts
+    // them over.
+    if (reason == MaterializeReason::kShapeChurn) {
+      carried_structures()[owner_] = structure_;
+    } else {
+      carried_structures().erase(owner_);
+    }
     auto self = shared_from_this();  // the open slot may hold the last reference
     close_graph(owner_, device_, this);
     last_graph() = self;
@@ -318,6 +352,7 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
     for (const DeviceBufferPtr& p : parameters_) args.push_back(p->get());
     const std::string name = describe();
     std::vector<pjrt::Buffer> outputs;
+    const uint64_t compiles_before = cache::CompileCache::compiles_on_this_thread();
     try {
       outputs = launch_program_keeping(key, name.c_str(), [&] { return text(); }, args, device_, keep);
     } catch (const MemoryLimitError&) {
@@ -342,6 +377,9 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
       throw;
     }
     TORCH_INTERNAL_ASSERT(outputs.size() == live.size() + cut_outputs_.size(), name, ": wrong number of results");
+    if (cache::CompileCache::compiles_on_this_thread() != compiles_before) {
+      shape_churn::note_compile(structure_, op_key_hashes_, positions_);
+    }
     const uint64_t run_number =
         count_run(reason, static_cast<int64_t>(live.size()), static_cast<int64_t>(aliases_.size() - keep.size()));
     // The program is launched: the graph holds no device memory any more,
@@ -850,6 +888,11 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
   // While observed: where each parameter came from.
   std::vector<RanGraph::Parameter> parameter_origins_;
   std::vector<const char*> op_names_;
+  // Shape churn's view of the graph (shape_churn.h): its structure so far,
+  // and per op its position and its key's hash.
+  uint64_t structure_;
+  std::vector<uint64_t> positions_;
+  std::vector<uint64_t> op_key_hashes_;
   std::vector<std::string> descriptions_;  // while recompiles are explained
   std::vector<uint32_t> live_results_;       // the program's outputs, once run
   bool built_ = false;
@@ -870,6 +913,7 @@ const char* materialize_reason_name(MaterializeReason reason) {
     case MaterializeReason::kBackwardStart: return "start_of_backward";
     case MaterializeReason::kBackward: return "end_of_backward";
     case MaterializeReason::kThreadEnd: return "thread_end";
+    case MaterializeReason::kShapeChurn: return "shape_churn";
     case MaterializeReason::kCount: break;
   }
   return "?";
@@ -939,6 +983,7 @@ std::vector<DeviceBufferPtr> record_op(int device, const char* op, const std::st
                                        EmitOpAlone emit, const std::function<std::string()>& describe) {
   runtime::ValuesLock lock;
   run_ended_owners();
+  shape_churn::enabled();  // a bad setting raises here, before the graph changes
   // The engine sets the graph task on the threads that run a backward
   // pass; elsewhere the id is -1.
   const int task = torch::autograd::get_current_graph_task_id();
@@ -960,13 +1005,53 @@ std::vector<DeviceBufferPtr> record_op(int device, const char* op, const std::st
     graph.reset();
   }
   if (!graph) {
-    graph = std::make_shared<DeferredGraph>(owner, device);
+    graph = std::make_shared<DeferredGraph>(owner, device, take_carried_structure(owner));
     open_graph(owner, device) = graph;
   }
   stats().ops_recorded++;
   if (task >= 0 && !captured) cut_at_end_of_backward(task, owner);
   graph->set_last_pass(task);
   return graph->record(op, op_key, arguments, emit, describe);
+}
+
+bool run_alone_for_shape_churn(int device, const char* op, const std::vector<Operand>& operands) {
+  if (!shape_churn::any_marked() || capture_recording()) return false;
+  runtime::ValuesLock lock;
+  const int task = torch::autograd::get_current_graph_task_id();
+  const Owner owner = recording_owner(task, device, operands);
+  // The position the op would take: after the ops of its owner's open
+  // graph, or those before the cut that ended the last one.
+  auto open_of = [&]() -> DeferredGraph* {
+    auto open = open_graphs().find(owner);
+    return open != open_graphs().end() ? open->second[device].get() : nullptr;
+  };
+  uint64_t structure = shape_churn::kEmpty;
+  if (DeferredGraph* open = open_of()) {
+    structure = open->structure();
+  } else if (auto carried = carried_structures().find(owner); carried != carried_structures().end()) {
+    structure = carried->second;
+  }
+  const uint64_t position = shape_churn::after(structure, op);
+  if (!shape_churn::marked(position)) return false;
+  stats().shape_churn_ops++;
+  for (const Operand& operand : operands) {
+    if (!operand.buffer || !operand.buffer->pending()) continue;
+    auto graph = std::dynamic_pointer_cast<DeferredGraph>(operand.buffer->source());
+    if (graph) graph->run(MaterializeReason::kShapeChurn);
+  }
+  // The ops after it take the positions they had while it was recorded.
+  if (DeferredGraph* open = open_of()) {
+    open->set_structure(position);
+  } else {
+    carried_structures()[owner] = position;
+  }
+  return true;
+}
+
+void end_op_sequence() {
+  if (!shape_churn::any_marked()) return;
+  runtime::ValuesLock lock;
+  carried_structures().erase(this_thread_owner());
 }
 
 void record_into_own_graphs(bool on) { t_own_graphs_only = on; }
@@ -990,6 +1075,12 @@ namespace {
 
 void run_graphs(const Owner* owner, MaterializeReason reason) {
   runtime::ValuesLock lock;
+  // A sync point, whether or not a graph is open.
+  if (owner) {
+    carried_structures().erase(*owner);
+  } else {
+    carried_structures().clear();
+  }
   std::vector<std::shared_ptr<DeferredGraph>> pending = graphs_of(owner);
   if (pending.empty()) return;
   // Graphs run outside any op (the end of backward, synchronize,

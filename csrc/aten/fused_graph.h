@@ -38,6 +38,7 @@ enum class MaterializeReason {
   kBackwardStart,  // a backward pass's first op on a graph recorded before the pass
   kBackward,     // the end of an autograd backward pass that recorded ops
   kThreadEnd,    // a thread ended with its graph open: run by the next op (any thread)
+  kShapeChurn,   // an op that runs alone for shape churn (shape_churn.h) read a pending value
   kCount,
 };
 
@@ -61,6 +62,16 @@ std::vector<runtime::DeviceBufferPtr> record_op(int device, const char* op, cons
                                                 const std::vector<Operand>& operands,
                                                 const std::vector<OpArgument>& arguments, EmitOpAlone emit,
                                                 const std::function<std::string()>& describe);
+
+// Whether an op about to be recorded on `device` runs as a program of its
+// own instead, its shapes changing at every step while the rest of its
+// graph's stay (shape_churn.h). If so, the graphs holding its pending
+// operands have run, and the caller runs it as strict eager does.
+bool run_alone_for_shape_churn(int device, const char* op, const std::vector<Operand>& operands);
+
+// A host read of a device value on this thread: a sync point, where the
+// positions shape churn tells ops apart by start over.
+void end_op_sequence();
 
 // The StableHLO text of the last fused graph that ran (empty if none).
 std::string last_graph_text();
@@ -165,6 +176,7 @@ struct FusedStats {
   int64_t buffers_donated = 0;   // parameters whose memory a result reused
   int64_t chain_barriers = 0;    // values computed once to cut a run of cheap ops (fused_graph.cc)
   int64_t kernel_cuts = 0;       // results output only to bound a kernel's size (fused_graph.cc)
+  int64_t shape_churn_ops = 0;   // ops run as programs of their own for shape churn (shape_churn.h)
   int64_t graphs_replayed = 0;   // compiled graphs launched from a capture (graph_capture.h)
 };
 FusedStats fused_stats();

@@ -375,7 +375,9 @@ std::vector<DeviceBufferPtr> defer(const OpCall& call, const Prepared& p, size_t
 
 std::vector<DeviceBufferPtr> run_or_defer(const OpCall& call, Prepared& p, size_t n_targets,
                                           const LoweringBody& body) {
-  if (eager_mode() == EagerMode::kFused) return defer(call, p, n_targets, body);
+  if (eager_mode() == EagerMode::kFused && !run_alone_for_shape_churn(p.device.index(), call.name, p.operands)) {
+    return defer(call, p, n_targets, body);
+  }
   return run_now(call, p, n_targets, body);
 }
 
@@ -626,7 +628,7 @@ std::vector<at::Tensor> run_op_into(const OpCall& call, const LoweringBody& body
   p.key.push_back('W');
   p.key.append(std::to_string(n));
   std::vector<DeviceBufferPtr> outputs;
-  if (eager_mode() == EagerMode::kFused) {
+  if (eager_mode() == EagerMode::kFused && !run_alone_for_shape_churn(p.device.index(), call.name, p.operands)) {
     outputs = defer(with_dsts, p, n, body);
   } else {
     const std::vector<const DeviceBuffer*> arguments = program_arguments(p, n, with_dsts.scalars.size());

@@ -33,6 +33,7 @@ py::dict fused_stats_dict() {
   d["buffers_donated"] = s.buffers_donated;
   d["chain_barriers"] = s.chain_barriers;
   d["kernel_cuts"] = s.kernel_cuts;
+  d["shape_churn_ops"] = s.shape_churn_ops;
   d["graphs_replayed"] = s.graphs_replayed;
   return d;
 }

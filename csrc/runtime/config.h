@@ -68,6 +68,12 @@ inline constexpr EnvVar kFusedMaxKernel{
     "In fused eager mode and compiled programs, how many elementwise ops "
     "the graph lets XLA fuse into one kernel before it keeps a value as a "
     "program output, computed in a kernel of its own; 0: no limit."};
+inline constexpr EnvVar kFusedShapeChurn{
+    "TORCH_TPU_FUSED_SHAPE_CHURN", "2",
+    "In fused eager mode, after how many recompiles of a graph in a row "
+    "that changed the shapes of the same few of its ops (a sequence growing "
+    "by a token each step) those ops run as programs of their own, so the "
+    "rest of the graph keeps its shapes and its program; 0: never."};
 inline constexpr EnvVar kFusedSplitBackward{
     "TORCH_TPU_FUSED_SPLIT_BACKWARD", "1",
     "In fused eager mode, launch the graph a backward pass starts from (the "
