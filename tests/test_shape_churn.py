@@ -130,3 +130,27 @@ def test_negative_setting_is_named():
     proc = run_python(code, {"TORCH_TPU_FUSED_SHAPE_CHURN": "-1"})
     assert proc.returncode != 0
     assert "TORCH_TPU_FUSED_SHAPE_CHURN must be 0 or positive, got -1" in proc.stderr
+
+
+def test_compiled_graphs_stay_whole():
+    # torch.compile's graphs run in fused eager too, but a graph is one
+    # program (and replays as one): their recompiles mark nothing.
+    code = """
+        import json, torch, torch_tpu
+        w = torch.randn(8, 8, device="tpu")
+        @torch.compile(backend="tpu", dynamic=False)
+        def step(seq, w):
+            h = seq[:, -1:].float() * w[0]
+            for _ in range(6):
+                h = torch.tanh(h @ w + 1.0) * 0.5
+            return torch.cat([seq, (h.sum(-1, keepdim=True) > 0).long()], dim=1), h
+        torch._dynamo.config.recompile_limit = 64
+        seq = torch.zeros(2, 4, dtype=torch.long, device="tpu")
+        for _ in range(8):
+            seq, h = step(seq, w)
+            h.sum().item()
+        print(json.dumps(torch_tpu.fused_stats()))
+    """
+    stats = last_json(run_python(code))
+    assert stats["shape_churn_ops"] == 0, stats
+    assert stats["graphs_run"] >= 8, stats

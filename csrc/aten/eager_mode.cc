@@ -41,6 +41,8 @@ EagerMode eager_mode() {
   return static_cast<EagerMode>(mode_slot().load(std::memory_order_relaxed));
 }
 
+bool thread_has_own_eager_mode() { return t_thread_mode >= 0; }
+
 std::optional<EagerMode> set_thread_eager_mode(std::optional<EagerMode> mode) {
   const std::optional<EagerMode> previous =
       t_thread_mode >= 0 ? std::optional<EagerMode>(static_cast<EagerMode>(t_thread_mode)) : std::nullopt;

@@ -29,6 +29,11 @@ void set_eager_mode(EagerMode mode);
 // graphs. Returns the thread's previous setting.
 std::optional<EagerMode> set_thread_eager_mode(std::optional<EagerMode> mode);
 
+// Whether the calling thread has a mode of its own (set_thread_eager_mode):
+// it records a torch.compile graph or a device graph capture, programs
+// that must stay whole.
+bool thread_has_own_eager_mode();
+
 const char* eager_mode_name(EagerMode mode);
 // Throws c10::Error (ValueError in Python) for an unknown name.
 EagerMode parse_eager_mode(const std::string& name);

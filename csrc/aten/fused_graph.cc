@@ -20,6 +20,7 @@
 
 #include "aten/backward_cut.h"
 #include "aten/diagnostics.h"
+#include "aten/eager_mode.h"
 #include "aten/launch.h"
 #include "aten/memory_limit.h"
 #include "aten/op_runner.h"
@@ -222,7 +223,11 @@ void check_arguments(const char* op, const OpFragment& fragment, const std::vect
 class DeferredGraph : public runtime::PendingSource, public std::enable_shared_from_this<DeferredGraph> {
  public:
   DeferredGraph(Owner owner, int device, uint64_t structure)
-      : owner_(owner), device_(device), observed_(static_cast<bool>(graph_observer())), structure_(structure) {
+      : owner_(owner),
+        device_(device),
+        observed_(static_cast<bool>(graph_observer())),
+        churn_tracked_(!thread_has_own_eager_mode() && !is_capture_owner(owner)),
+        structure_(structure) {
     key_.append("fused", 6);
   }
 
@@ -377,7 +382,7 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
       throw;
     }
     TORCH_INTERNAL_ASSERT(outputs.size() == live.size() + cut_outputs_.size(), name, ": wrong number of results");
-    if (cache::CompileCache::compiles_on_this_thread() != compiles_before) {
+    if (churn_tracked_ && cache::CompileCache::compiles_on_this_thread() != compiles_before) {
       shape_churn::note_compile(structure_, op_key_hashes_, positions_);
     }
     const uint64_t run_number =
@@ -888,8 +893,10 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
   // While observed: where each parameter came from.
   std::vector<RanGraph::Parameter> parameter_origins_;
   std::vector<const char*> op_names_;
-  // Shape churn's view of the graph (shape_churn.h): its structure so far,
-  // and per op its position and its key's hash.
+  // Shape churn's view of the graph (shape_churn.h): whether its compiles
+  // count (not a torch.compile graph's or a capture's, which stay whole),
+  // its structure so far, and per op its position and its key's hash.
+  const bool churn_tracked_;
   uint64_t structure_;
   std::vector<uint64_t> positions_;
   std::vector<uint64_t> op_key_hashes_;
@@ -1015,7 +1022,7 @@ std::vector<DeviceBufferPtr> record_op(int device, const char* op, const std::st
 }
 
 bool run_alone_for_shape_churn(int device, const char* op, const std::vector<Operand>& operands) {
-  if (!shape_churn::any_marked() || capture_recording()) return false;
+  if (!shape_churn::any_marked() || capture_recording() || thread_has_own_eager_mode()) return false;
   runtime::ValuesLock lock;
   const int task = torch::autograd::get_current_graph_task_id();
   const Owner owner = recording_owner(task, device, operands);
