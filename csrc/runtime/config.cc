@@ -11,7 +11,7 @@ const std::vector<const EnvVar*>& all() {
   static const std::vector<const EnvVar*> vars = {
       &kPjrtPlugin, &kPlatform, &kCacheDir, &kDiskCache, &kCpuDeviceCount, &kClientOptions,
       &kCpuFallback,
-      &kEagerMode, &kFusedMaxOps, &kFusedMaxChain, &kFusedMaxKernel, &kFusedSplitBackward, &kDumpDir, &kExplainRecompiles, &kMaxLoadedExecutables,
+      &kEagerMode, &kFusedMaxOps, &kFusedMaxChain, &kFusedMaxKernel, &kFusedShapeChurn, &kFusedSplitBackward, &kDumpDir, &kExplainRecompiles, &kMaxLoadedExecutables,
   };
   return vars;
 }
