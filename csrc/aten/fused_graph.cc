@@ -226,7 +226,9 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
       : owner_(owner),
         device_(device),
         observed_(static_cast<bool>(graph_observer())),
-        churn_tracked_(!thread_has_own_eager_mode() && !is_capture_owner(owner)),
+        // Reads TORCH_TPU_FUSED_SHAPE_CHURN: a bad setting raises here,
+        // before the graph takes its first op.
+        churn_tracked_(shape_churn::enabled() && !thread_has_own_eager_mode() && !is_capture_owner(owner)),
         structure_(structure) {
     key_.append("fused", 6);
   }
@@ -263,9 +265,11 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
     append_id(key_, 'k', op_key.size());
     key_.append(op_key);
     op_names_.push_back(op);
-    structure_ = shape_churn::after(structure_, op);
-    positions_.push_back(structure_);
-    op_key_hashes_.push_back(std::hash<std::string>{}(op_key));
+    if (churn_tracked_) {
+      structure_ = shape_churn::after(structure_, op);
+      positions_.push_back(structure_);
+      op_key_hashes_.push_back(std::hash<std::string>{}(op_key));
+    }
     if (explain_recompiles()) {
       descriptions_.push_back("op " + std::to_string(op_names_.size() - 1) + ": " + describe());
     }
@@ -893,9 +897,10 @@ class DeferredGraph : public runtime::PendingSource, public std::enable_shared_f
   // While observed: where each parameter came from.
   std::vector<RanGraph::Parameter> parameter_origins_;
   std::vector<const char*> op_names_;
-  // Shape churn's view of the graph (shape_churn.h): whether its compiles
-  // count (not a torch.compile graph's or a capture's, which stay whole),
-  // its structure so far, and per op its position and its key's hash.
+  // Shape churn's view of the graph (shape_churn.h): whether it takes part
+  // (churn handling on, and not a torch.compile graph or a capture, which
+  // stay whole), its structure so far, and per op its position and its
+  // key's hash (kept only when it takes part).
   const bool churn_tracked_;
   uint64_t structure_;
   std::vector<uint64_t> positions_;
@@ -990,7 +995,6 @@ std::vector<DeviceBufferPtr> record_op(int device, const char* op, const std::st
                                        EmitOpAlone emit, const std::function<std::string()>& describe) {
   runtime::ValuesLock lock;
   run_ended_owners();
-  shape_churn::enabled();  // a bad setting raises here, before the graph changes
   // The engine sets the graph task on the threads that run a backward
   // pass; elsewhere the id is -1.
   const int task = torch::autograd::get_current_graph_task_id();
